@@ -1,0 +1,67 @@
+// Every setting, read once from the environment and checked with zod. A process reads only the
+// part it needs, so a bad value fails at start with the variable's name, never later.
+import path from "node:path";
+import os from "node:os";
+import { z } from "zod";
+
+const port = z.coerce.number().int().min(0).max(65535);
+
+const schema = z.object({
+  LLMGW_DATA_DIR: z.string().default(".data"),
+  DATABASE_URL: z.string().optional(),
+  REDIS_URL: z.string().optional(),
+  TEMPORAL_ADDRESS: z.string().default("127.0.0.1:7233"),
+  LLMGW_TEMPORAL_NAMESPACE: z.string().default("default"),
+  LLMGW_TASK_QUEUE: z.string().default("llmgw"),
+  LLMGW_HOST: z.string().default("127.0.0.1"),
+  LLMGW_CLIENT_PORT: port.default(8080),
+  LLMGW_ADMIN_HOST: z.string().default("127.0.0.1"),
+  LLMGW_ADMIN_PORT: port.default(8081),
+  LLMGW_METRICS_PORT: port.default(9091),
+  LLMGW_CONTROL_PORT: port.default(7071),
+  LLMGW_CONTROL_ADDRESS: z.string().default("127.0.0.1:7071"),
+  LLMGW_AGENT_PORT: port.default(7070),
+  LLMGW_AGENT_ADDRESS: z.string().optional(),
+  LLMGW_NODE_ID: z.string().default(os.hostname()),
+  LLMGW_CLUSTER_TOKEN: z.string().optional(),
+  LLMGW_ADMIN_TOKEN: z.string().optional(),
+  LLMGW_ADMIN_URL: z.string().optional(),
+  LLMGW_ENGINE_PORT_MIN: port.default(18000),
+  LLMGW_ENGINE_PORT_MAX: port.default(18999),
+  LLMGW_HEARTBEAT_MS: z.coerce.number().int().positive().default(2000),
+  LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
+  LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
+  LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
+  LLMGW_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+});
+
+export type Config = z.infer<typeof schema> & {
+  dataDir: string;
+  databaseUrl: string;
+  redisUrl: string;
+};
+
+/** Ports of the services that scripts/services.sh starts when no URL is given. */
+export const LOCAL_SERVICE_PORTS = { postgres: 5433, redis: 6380, temporal: 7233, temporalUi: 8233 };
+
+let cached: Config | undefined;
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
+  const parsed = schema.safeParse(env);
+  if (!parsed.success) {
+    const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
+    throw new Error(`invalid configuration:\n${lines.join("\n")}`);
+  }
+  const c = parsed.data;
+  return {
+    ...c,
+    dataDir: path.resolve(c.LLMGW_DATA_DIR),
+    databaseUrl: c.DATABASE_URL ?? `postgresql://llmgw@127.0.0.1:${LOCAL_SERVICE_PORTS.postgres}/llmgw`,
+    redisUrl: c.REDIS_URL ?? `redis://127.0.0.1:${LOCAL_SERVICE_PORTS.redis}`,
+  };
+}
+
+export function config(): Config {
+  cached ??= loadConfig();
+  return cached;
+}
