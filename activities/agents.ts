@@ -1,0 +1,117 @@
+// Activities that act on engines through the node agents over gRPC. StartReplica is idempotent on
+// the replica id at the agent, so a retry after a worker crash never starts a second engine.
+import { ApplicationFailure, Context, heartbeat } from "@temporalio/activity";
+import type { ReplicaRef } from "../workflows/model-types.ts";
+import { agentAt, type ActivityDeps } from "./deps.ts";
+import { replicaRecords } from "./catalog.ts";
+import { announce } from "./router-feed.ts";
+
+const READY_POLL_MS = 300;
+
+async function nodeAddress(deps: ActivityDeps, nodeId: string): Promise<string> {
+  const node = await deps.db.node.findUnique({ where: { id: nodeId } });
+  if (!node) throw ApplicationFailure.nonRetryable(`node ${nodeId} is not registered`, "UnknownNode");
+  return node.address;
+}
+
+export function agentActivities(deps: ActivityDeps) {
+  return {
+    async startReplica(input: {
+      replicaId: string;
+      model: string;
+      version: string;
+      versionId: string;
+      engine: string;
+      args: string[];
+      nodeId: string;
+    }): Promise<ReplicaRef> {
+      const address = await nodeAddress(deps, input.nodeId);
+      let status;
+      try {
+        status = await agentAt(deps, address).startReplica({
+          replicaId: input.replicaId,
+          model: input.model,
+          version: input.version,
+          engine: input.engine,
+          args: input.args,
+        });
+      } catch (err) {
+        // The agent refusing the engine or its flags will not change on a retry.
+        if ((err as { code?: number }).code === 3) throw ApplicationFailure.nonRetryable((err as Error).message, "InvalidEngineRequest");
+        throw err;
+      }
+      const data = { modelName: input.model, versionId: input.versionId, nodeId: input.nodeId, port: status.port, url: status.url, state: "starting" };
+      await deps.db.replica.upsert({ where: { id: input.replicaId }, create: { id: input.replicaId, ...data }, update: data });
+      return { id: input.replicaId, model: input.model, version: input.version, nodeId: input.nodeId, url: status.url };
+    },
+
+    /** Heartbeats while the engine loads; fails if the engine exits. */
+    async waitReplicaReady(input: { replica: ReplicaRef }): Promise<void> {
+      const address = await nodeAddress(deps, input.replica.nodeId);
+      const ctx = Context.current();
+      for (;;) {
+        const { replicas } = await agentAt(deps, address).listReplicas();
+        const mine = replicas.find((r) => r.replicaId === input.replica.id);
+        if (!mine) throw ApplicationFailure.nonRetryable(`replica ${input.replica.id} is not on node ${input.replica.nodeId}`, "ReplicaGone");
+        if (mine.state === "REPLICA_STATE_EXITED") {
+          throw ApplicationFailure.nonRetryable(`engine of replica ${input.replica.id} exited with code ${mine.exitCode}`, "EngineExited");
+        }
+        if (mine.state === "REPLICA_STATE_READY") return;
+        heartbeat({ state: mine.state });
+        await ctx.sleep(READY_POLL_MS);
+      }
+    },
+
+    /** One real request through the engine's OpenAI API before the router may send it traffic. */
+    async smokeTest(input: { replica: ReplicaRef }): Promise<void> {
+      const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ model: input.replica.model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
+        signal: AbortSignal.timeout(20_000),
+      });
+      const body = (await res.json().catch(() => null)) as { choices?: unknown[] } | null;
+      if (!res.ok || !Array.isArray(body?.choices)) throw new Error(`smoke test of ${input.replica.id} failed: HTTP ${res.status}`);
+    },
+
+    async markReplicaReady(input: { replica: ReplicaRef }): Promise<void> {
+      await deps.db.replica.update({ where: { id: input.replica.id }, data: { state: "ready" } });
+      await announce(deps, "ready", input.replica);
+    },
+
+    /** Takes a replica out of the router first, then stops its engine and forgets it. */
+    async stopReplica(input: { replica: ReplicaRef }): Promise<void> {
+      await announce(deps, "gone", input.replica);
+      const node = await deps.db.node.findUnique({ where: { id: input.replica.nodeId } });
+      if (node) await agentAt(deps, node.address).stopReplica({ replicaId: input.replica.id, graceMs: 5000 });
+      await deps.db.replica.deleteMany({ where: { id: input.replica.id } });
+    },
+
+    /**
+     * The model's replicas that really run: each recorded one is checked with its agent; those
+     * whose engine is gone are forgotten and announced gone, so the caller replaces them.
+     */
+    async liveReplicas(input: { model: string }): Promise<(ReplicaRef & { ready: boolean })[]> {
+      const records = await replicaRecords(deps, input.model);
+      const byAddress = new Map<string, Set<string>>();
+      const live: (ReplicaRef & { ready: boolean })[] = [];
+      for (const r of records) {
+        if (!byAddress.has(r.address)) {
+          const running = await agentAt(deps, r.address)
+            .listReplicas()
+            .then((l) => new Set(l.replicas.filter((x) => x.state !== "REPLICA_STATE_EXITED").map((x) => x.replicaId)))
+            .catch(() => null);
+          // An agent that does not answer is no proof its engines died: keep them for now.
+          byAddress.set(r.address, running ?? new Set(records.filter((x) => x.address === r.address).map((x) => x.id)));
+        }
+        const { address: _address, state, ...ref } = r;
+        if (byAddress.get(r.address)!.has(r.id)) live.push({ ...ref, ready: state === "ready" });
+        else {
+          await announce(deps, "gone", ref);
+          await deps.db.replica.deleteMany({ where: { id: r.id } });
+        }
+      }
+      return live;
+    },
+  };
+}

@@ -1,0 +1,30 @@
+// What activities need from the outside world, made once per worker process.
+import type { Redis } from "ioredis";
+import type { PrismaClient } from "../common/db.ts";
+import { agentClient } from "../agent/client.ts";
+
+export interface ActivityDeps {
+  db: PrismaClient;
+  redis: Redis;
+  clusterToken: string;
+  /** A node is placeable only if its agent was heard from this recently. */
+  nodeFreshMs: number;
+}
+
+type AgentClient = ReturnType<typeof agentClient>;
+const clients = new Map<string, AgentClient>();
+
+/** One gRPC channel per agent address, reused across activities. */
+export function agentAt(deps: ActivityDeps, address: string): AgentClient {
+  let c = clients.get(address);
+  if (!c) {
+    c = agentClient(address, deps.clusterToken);
+    clients.set(address, c);
+  }
+  return c;
+}
+
+export function closeAgentClients(): void {
+  for (const c of clients.values()) c.close();
+  clients.clear();
+}

@@ -1,0 +1,65 @@
+// A typed promise wrapper over the Agent service, for the control plane's activities. Every call
+// carries the cluster token and a deadline (10 s unless told); a failed call rejects with grpc-js's
+// ServiceError, whose `code` and `details` are the agent's.
+import * as grpc from "@grpc/grpc-js";
+import { agentProto, deadline, tokenMetadata, type AgentClient, type NodeInfo__Output, type ReplicaStatus__Output } from "../common/proto.ts";
+import type { StartReplicaRequest } from "../common/generated/proto/llmgw/agent/v1/StartReplicaRequest.ts";
+import type { StopReplicaRequest } from "../common/generated/proto/llmgw/agent/v1/StopReplicaRequest.ts";
+import type { StopReplicaResponse__Output } from "../common/generated/proto/llmgw/agent/v1/StopReplicaResponse.ts";
+import type { ListReplicasResponse__Output } from "../common/generated/proto/llmgw/agent/v1/ListReplicasResponse.ts";
+import type { FetchRequest } from "../common/generated/proto/llmgw/agent/v1/FetchRequest.ts";
+import type { FetchProgress__Output } from "../common/generated/proto/llmgw/agent/v1/FetchProgress.ts";
+
+export type { StartReplicaRequest, StopReplicaRequest, StopReplicaResponse__Output, ListReplicasResponse__Output, FetchRequest, FetchProgress__Output };
+
+export interface CallOpts {
+  /** Deadline of this call in ms; default the client's (10 s). */
+  timeoutMs?: number;
+}
+
+export interface AgentApi {
+  describe(o?: CallOpts): Promise<NodeInfo__Output>;
+  startReplica(req: StartReplicaRequest, o?: CallOpts): Promise<ReplicaStatus__Output>;
+  stopReplica(req: StopReplicaRequest, o?: CallOpts): Promise<StopReplicaResponse__Output>;
+  listReplicas(o?: CallOpts): Promise<ListReplicasResponse__Output>;
+  /** Streams progress to `onProgress`; resolves with the last message (done, with the path). */
+  fetch(req: FetchRequest, onProgress?: (p: FetchProgress__Output) => void, o?: CallOpts): Promise<FetchProgress__Output>;
+  close(): void;
+}
+
+export function agentClient(address: string, token: string, defaults: { timeoutMs?: number } = {}): AgentApi {
+  const Agent = agentProto().Agent;
+  const client = new Agent(address, grpc.credentials.createInsecure()) as unknown as AgentClient;
+  const ms = (o?: CallOpts) => o?.timeoutMs ?? defaults.timeoutMs ?? 10_000;
+
+  const call = <Res>(
+    o: CallOpts | undefined,
+    fn: (md: grpc.Metadata, opts: grpc.CallOptions, cb: grpc.requestCallback<Res>) => unknown,
+  ): Promise<Res> =>
+    new Promise((resolve, reject) => {
+      fn(tokenMetadata(token), deadline(ms(o)), (err, res) => (err ? reject(err) : resolve(res as Res)));
+    });
+
+  return {
+    describe: (o) => call(o, (md, opts, cb) => client.Describe({}, md, opts, cb)),
+    startReplica: (req, o) => call(o, (md, opts, cb) => client.StartReplica(req, md, opts, cb)),
+    stopReplica: (req, o) => call(o, (md, opts, cb) => client.StopReplica(req, md, opts, cb)),
+    listReplicas: (o) => call(o, (md, opts, cb) => client.ListReplicas({}, md, opts, cb)),
+    fetch: (req, onProgress, o) =>
+      new Promise((resolve, reject) => {
+        const stream = client.Fetch(req, tokenMetadata(token), deadline(ms(o)));
+        let last: FetchProgress__Output | undefined;
+        stream.on("data", (p: FetchProgress__Output) => {
+          last = p;
+          onProgress?.(p);
+        });
+        stream.on("error", reject);
+        stream.on("end", () =>
+          last?.done
+            ? resolve(last)
+            : reject(Object.assign(new Error("fetch ended before it was done"), { code: grpc.status.UNKNOWN, details: "fetch ended before it was done" })),
+        );
+      }),
+    close: () => client.close(),
+  };
+}

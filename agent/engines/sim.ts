@@ -1,0 +1,60 @@
+// The agent's adapter for the `sim` engine (agent/engines/sim-server.ts): the command that
+// starts one replica, and a check of the extra flags a profile may give it.
+import { join } from "node:path";
+import { SIM_FLAGS, parseSimFlags, simSettingsSchema } from "./sim-server.ts";
+
+export const SIM_HEALTH_PATH = "/health";
+
+/** Flags the agent sets itself (or leaves at the default: all interfaces); a profile may not. */
+const AGENT_FLAGS = new Set(["--port", "--model", "--host"]);
+
+/**
+ * The command line of one sim replica. The child must be started with `repoRoot` as its working
+ * directory, so that `--import tsx` resolves. An API key travels in the environment: the agent
+ * adds it to `env` under the name given with `--api-key-env`.
+ */
+export function simCommand(opts: { port: number; model: string; args: string[]; repoRoot: string }): {
+  command: string;
+  args: string[];
+  env: Record<string, string>;
+} {
+  return {
+    command: process.execPath,
+    args: [
+      "--import",
+      "tsx",
+      join(opts.repoRoot, "agent", "engines", "sim-server.ts"),
+      "--port",
+      String(opts.port),
+      "--model",
+      opts.model,
+      ...opts.args,
+    ],
+    env: {},
+  };
+}
+
+/** An error message for flags the sim does not know (or the agent sets itself), or null. */
+export function validateSimArgs(args: string[]): string | null {
+  for (const a of args) {
+    if (!a.startsWith("--")) continue;
+    const flag = a.includes("=") ? a.slice(0, a.indexOf("=")) : a;
+    if (AGENT_FLAGS.has(flag)) return `sim: ${flag} is set by the agent; leave it out of the engine arguments`;
+    if (!(flag in SIM_FLAGS))
+      return `sim: unknown flag ${flag}; known: ${Object.keys(SIM_FLAGS)
+        .filter((f) => !AGENT_FLAGS.has(f))
+        .join(", ")}`;
+  }
+  let raw: Record<string, string>;
+  try {
+    raw = parseSimFlags(args);
+  } catch (e) {
+    return `sim: ${(e as Error).message}`;
+  }
+  const r = simSettingsSchema.safeParse({ ...raw, port: 0, model: "m" });
+  if (!r.success) {
+    const keyToFlag = new Map(Object.entries(SIM_FLAGS).map(([f, s]) => [s.key as string, f]));
+    return `sim: ${r.error.issues.map((i) => `${keyToFlag.get(String(i.path[0] ?? "")) ?? ""}: ${i.message}`).join("; ")}`;
+  }
+  return null;
+}

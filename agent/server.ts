@@ -1,0 +1,272 @@
+// The node agent: serves the Agent gRPC service (inventory, engine processes, weight fetch) and
+// reports to the Control service. Nothing runs on import; `llmgw agent` calls startAgent().
+//
+// Every call must carry the cluster token (LLMGW_CLUSTER_TOKEN, else <dataDir>/cluster-token, made
+// at first start with mode 0600 — the gateway reads the same file, so a local setup agrees).
+// Engines outlive the agent: close() leaves them running unless LLMGW_AGENT_STOP_ENGINES_ON_EXIT=1,
+// and the next agent on the same data directory adopts them.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+import * as grpc from "@grpc/grpc-js";
+import { config } from "../common/config.ts";
+import { log } from "../common/logging.ts";
+import { agentProto, hasClusterToken, UNAUTHENTICATED, type AgentHandlers, type NodeInfo } from "../common/proto.ts";
+import { readOrCreateSecret } from "../common/secrets.ts";
+import { inventory, parseLabels } from "./discovery/inventory.ts";
+import { ReplicaError, Supervisor } from "./supervisor/replicas.ts";
+import { startControlLink, type ControlLink } from "./control-client.ts";
+
+const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
+const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
+
+export interface AgentOptions {
+  dataDir: string;
+  nodeId: string;
+  /** Interface the gRPC server binds. */
+  host: string;
+  /** 0 picks a free port; the bound one is returned. */
+  port: number;
+  /** host:port the control plane reaches this agent at; default 127.0.0.1:<port>. */
+  advertiseAddress: string | undefined;
+  /** Control service address; null runs the agent without reporting anywhere. */
+  controlAddress: string | null;
+  /** The cluster token; default LLMGW_CLUSTER_TOKEN, else the <dataDir>/cluster-token file. */
+  clusterToken: string | undefined;
+  heartbeatMs: number;
+  enginePortMin: number;
+  enginePortMax: number;
+  stopEnginesOnExit: boolean;
+  labels: Record<string, string>;
+  /** Where the engines' sources are (engines start with this working directory). */
+  repoRoot: string;
+}
+
+export interface RunningAgent {
+  port: number;
+  /** The advertised host:port. */
+  address: string;
+  nodeId: string;
+  close(): Promise<void>;
+}
+
+function defaults(): AgentOptions {
+  const c = config();
+  return {
+    dataDir: c.dataDir,
+    nodeId: c.LLMGW_NODE_ID,
+    host: c.LLMGW_HOST,
+    port: c.LLMGW_AGENT_PORT,
+    advertiseAddress: c.LLMGW_AGENT_ADDRESS,
+    controlAddress: c.LLMGW_CONTROL_ADDRESS,
+    clusterToken: c.LLMGW_CLUSTER_TOKEN,
+    heartbeatMs: c.LLMGW_HEARTBEAT_MS,
+    enginePortMin: c.LLMGW_ENGINE_PORT_MIN,
+    enginePortMax: c.LLMGW_ENGINE_PORT_MAX,
+    stopEnginesOnExit: c.LLMGW_AGENT_STOP_ENGINES_ON_EXIT === "1",
+    labels: parseLabels(process.env.LLMGW_NODE_LABELS),
+    repoRoot: REPO_ROOT,
+  };
+}
+
+/** The cluster token: the given one, else <dataDir>/cluster-token (created, 0600, when missing). */
+export function clusterToken(dataDir: string, given?: string): string {
+  const token = readOrCreateSecret(dataDir, "cluster-token", given);
+  if (!token) throw new Error(`the cluster token is empty (LLMGW_CLUSTER_TOKEN or ${path.join(dataDir, "cluster-token")})`);
+  return token;
+}
+
+function agentVersion(repoRoot: string): string {
+  try {
+    const pkg = JSON.parse(fs.readFileSync(path.join(repoRoot, "package.json"), "utf8")) as { version?: unknown };
+    return typeof pkg.version === "string" ? pkg.version : "unknown";
+  } catch {
+    return "unknown";
+  }
+}
+
+/** The host part of host:port, "[v6]:port" included. */
+export function hostOf(address: string): string {
+  const v6 = /^\[([^\]]+)\](?::\d+)?$/.exec(address);
+  if (v6) return v6[1]!;
+  const i = address.lastIndexOf(":");
+  return i < 0 ? address : address.slice(0, i);
+}
+
+function bindAddress(host: string, port: number): string {
+  return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
+}
+
+const PICKLE_EXT = /\.(pt|pth|pkl|pickle|ckpt|bin)$/i;
+
+function listFiles(root: string): string[] {
+  const out: string[] = [];
+  for (const e of fs.readdirSync(root, { withFileTypes: true })) {
+    const p = path.join(root, e.name);
+    if (e.isDirectory()) out.push(...listFiles(p));
+    else if (e.isFile()) out.push(p);
+  }
+  return out;
+}
+
+async function sha256File(file: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of fs.createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
+
+class FetchError extends Error {
+  constructor(
+    readonly code: grpc.status,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A local path source (absolute path or file:// URL): its size, checked, and where it is. */
+async function fetchLocal(source: string, sha256: string, allowPickle: boolean): Promise<{ size: number; path: string } | null> {
+  let p: string;
+  if (source.startsWith("file://")) p = fileURLToPath(source);
+  else if (path.isAbsolute(source)) p = source;
+  else return null;
+  let st: fs.Stats;
+  try {
+    st = fs.statSync(p);
+  } catch {
+    throw new FetchError(grpc.status.NOT_FOUND, `${p} does not exist on this node`);
+  }
+  const files = st.isDirectory() ? listFiles(p) : [p];
+  if (!allowPickle) {
+    const pickled = files.find((f) => PICKLE_EXT.test(f));
+    if (pickled) {
+      throw new FetchError(grpc.status.FAILED_PRECONDITION, `${pickled} may be a pickle file; the catalog does not allow pickle weights for this model`);
+    }
+  }
+  if (sha256) {
+    if (st.isDirectory()) throw new FetchError(grpc.status.INVALID_ARGUMENT, "sha256 can be checked for a single file, not a directory");
+    const got = await sha256File(p);
+    if (got !== sha256.toLowerCase()) throw new FetchError(grpc.status.DATA_LOSS, `${p}: sha256 is ${got}, expected ${sha256}`);
+  }
+  const size = files.reduce((n, f) => n + fs.statSync(f).size, 0);
+  return { size, path: p };
+}
+
+export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningAgent> {
+  const o: AgentOptions = { ...defaults(), ...Object.fromEntries(Object.entries(opts ?? {}).filter(([, v]) => v !== undefined)) };
+  if (!NODE_ID.test(o.nodeId)) throw new Error(`LLMGW_NODE_ID "${o.nodeId}" must be letters, digits, ".", "_" or "-"`);
+  const dataDir = path.resolve(o.dataDir);
+  fs.mkdirSync(dataDir, { recursive: true });
+  const token = clusterToken(dataDir, o.clusterToken);
+  const version = agentVersion(o.repoRoot);
+
+  const server = new grpc.Server();
+  const port = await new Promise<number>((resolve, reject) =>
+    server.bindAsync(bindAddress(o.host, o.port), grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  const address = o.advertiseAddress || `127.0.0.1:${port}`;
+
+  let supervisor: Supervisor;
+  try {
+    supervisor = new Supervisor({
+      dir: path.join(dataDir, "agent", o.nodeId),
+      portMin: o.enginePortMin,
+      portMax: o.enginePortMax,
+      repoRoot: o.repoRoot,
+      urlHost: hostOf(address),
+    });
+    await supervisor.adoptExisting();
+  } catch (err) {
+    server.forceShutdown();
+    throw err;
+  }
+
+  const describe = (): Promise<NodeInfo> =>
+    inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version });
+
+  const fail = (err: unknown, method: string): grpc.ServiceError | { code: grpc.status; details: string } => {
+    if (err instanceof ReplicaError || err instanceof FetchError) return { code: err.code, details: err.message };
+    log.error("agent call failed", { method, err: err as Error });
+    return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
+  };
+
+  const unary =
+    <Req, Res>(method: string, fn: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
+    (call, cb) => {
+      if (!hasClusterToken(call, token)) return cb(UNAUTHENTICATED);
+      fn(call.request).then(
+        (res) => cb(null, res),
+        (err) => cb(fail(err, method)),
+      );
+    };
+
+  const handlers: AgentHandlers = {
+    Describe: unary("Describe", () => describe()),
+    StartReplica: unary("StartReplica", (req) => supervisor.start(req)),
+    StopReplica: unary("StopReplica", async (req) => ({ wasRunning: await supervisor.stop(req.replicaId, req.graceMs) })),
+    ListReplicas: unary("ListReplicas", async () => ({ replicas: supervisor.list() })),
+    Fetch: (call) => {
+      if (!hasClusterToken(call, token)) {
+        call.emit("error", UNAUTHENTICATED);
+        return;
+      }
+      const { source, sha256, allowPickle } = call.request;
+      fetchLocal(source, sha256, allowPickle).then(
+        (got) => {
+          if (!got) {
+            call.emit("error", {
+              code: grpc.status.UNIMPLEMENTED,
+              details: `fetching "${source}" is not implemented yet: only a local absolute path or file:// URL is`,
+            });
+            return;
+          }
+          call.write({ bytes: got.size, total: got.size, bytesPerSecond: 0, done: true, path: got.path });
+          call.end();
+        },
+        (err) => call.emit("error", fail(err, "Fetch")),
+      );
+    },
+  };
+  server.addService(agentProto().Agent.service, handlers);
+
+  let control: ControlLink | undefined;
+  if (o.controlAddress) {
+    control = startControlLink({
+      address: o.controlAddress,
+      token,
+      heartbeatMs: o.heartbeatMs,
+      node: describe,
+      replicas: () => supervisor.list(),
+      delivered: (replicas) => supervisor.reported(replicas.map((r) => r.replicaId ?? "")),
+    });
+  }
+
+  log.info("agent listening", { nodeId: o.nodeId, listen: bindAddress(o.host, port), address, control: o.controlAddress });
+
+  let closing: Promise<void> | undefined;
+  return {
+    port,
+    address,
+    nodeId: o.nodeId,
+    close() {
+      closing ??= (async () => {
+        control?.close();
+        await new Promise<void>((resolve) => {
+          const force = setTimeout(() => {
+            server.forceShutdown();
+            resolve();
+          }, 5000);
+          force.unref();
+          server.tryShutdown(() => {
+            clearTimeout(force);
+            resolve();
+          });
+        });
+        await supervisor.close(o.stopEnginesOnExit);
+        log.info("agent stopped", { nodeId: o.nodeId, enginesStopped: o.stopEnginesOnExit });
+      })();
+      return closing;
+    },
+  };
+}

@@ -1,0 +1,126 @@
+// llmgw <command>: one executable for every process and the operator's CLI.
+import { config } from "./common/config.ts";
+import { log, setLogProcess } from "./common/logging.ts";
+
+const USAGE = `usage: llmgw <command>
+  up                     bring the whole platform up locally and serve sim-chat
+  gateway                client API, admin API, metrics, Control gRPC
+  worker [temporal|usage|all]   Temporal worker and/or the usage-ledger consumer
+  agent                  the node agent (gRPC)
+  sim [flags]            the simulated engine (started by the agent)
+  migrate                apply the store's migrations
+  ctl <group> <command>  operate llmgw through the admin API (llmgw ctl for the list)`;
+
+/** Runs until SIGINT/SIGTERM, then closes what was started. */
+function untilSignal(name: string, close: () => Promise<void>): void {
+  let closing = false;
+  const stop = (sig: string) => {
+    if (closing) return;
+    closing = true;
+    log.info(`${name} stopping`, { signal: sig });
+    close().then(
+      () => process.exit(0),
+      (err) => {
+        log.error(`${name} did not stop cleanly`, { error: err });
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGINT", () => stop("SIGINT"));
+  process.on("SIGTERM", () => stop("SIGTERM"));
+}
+
+async function migrateStore(): Promise<void> {
+  const { ensureDatabase, migrate } = await import("./common/migrate.ts");
+  const url = config().databaseUrl;
+  await ensureDatabase(url);
+  const applied = await migrate(url);
+  if (applied.length) log.info("migrations applied", { applied });
+}
+
+async function main(argv: string[]): Promise<number | null> {
+  const [cmd, ...rest] = argv;
+  switch (cmd) {
+    case "gateway": {
+      setLogProcess("gateway");
+      await migrateStore();
+      const { startGateway } = await import("./gateway/server.ts");
+      const gw = await startGateway();
+      untilSignal("gateway", () => gw.close());
+      return null;
+    }
+    case "worker": {
+      const which = rest[0] ?? "all";
+      if (!["temporal", "usage", "all"].includes(which)) throw new Error(`llmgw worker: unknown kind '${which}' (temporal, usage, all)`);
+      setLogProcess(`worker-${which}`);
+      const stops: (() => Promise<void>)[] = [];
+      if (which !== "usage") {
+        const { runTemporalWorker } = await import("./workers/temporal.ts");
+        const w = await runTemporalWorker();
+        stops.push(async () => {
+          w.shutdown();
+          await w.done;
+        });
+        // A worker whose run ends by itself (lost its server for good) must not linger half-alive.
+        w.done.catch((err) => {
+          log.error("temporal worker stopped", { error: err });
+          process.exit(1);
+        });
+      }
+      if (which !== "temporal") {
+        const { runUsageWorker } = await import("./workers/usage.ts");
+        const u = await runUsageWorker();
+        stops.push(() => u.shutdown());
+      }
+      untilSignal("worker", async () => {
+        await Promise.all(stops.map((s) => s()));
+      });
+      return null;
+    }
+    case "agent": {
+      setLogProcess("agent");
+      const { startAgent } = await import("./agent/server.ts");
+      const a = await startAgent();
+      untilSignal("agent", () => a.close());
+      return null;
+    }
+    case "sim": {
+      setLogProcess("sim");
+      const { startSim, simSettingsFromArgs } = await import("./agent/engines/sim-server.ts");
+      const s = await startSim(simSettingsFromArgs(rest));
+      untilSignal("sim", () => s.close());
+      return null;
+    }
+    case "migrate":
+      setLogProcess("migrate");
+      await migrateStore();
+      return 0;
+    case "up": {
+      setLogProcess("up");
+      const { up } = await import("./scripts/up.ts");
+      return up();
+    }
+    case "ctl": {
+      const { ctl } = await import("./ctl/index.ts");
+      return ctl(rest);
+    }
+    case undefined:
+    case "help":
+    case "--help":
+      process.stdout.write(USAGE + "\n");
+      return 0;
+    default:
+      process.stderr.write(`unknown command '${cmd}'\n${USAGE}\n`);
+      return 2;
+  }
+}
+
+main(process.argv.slice(2)).then(
+  (code) => {
+    if (code !== null) process.exit(code);
+  },
+  (err: Error) => {
+    process.stderr.write(`llmgw: ${err.message}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,46 @@
+// The change feed: a Redis pub/sub channel telling every gateway that a replica became ready,
+// was drained or is gone, and that keys changed. Messages are checked on receipt.
+import { z } from "zod";
+import type { Redis } from "ioredis";
+
+export const CHANGE_CHANNEL = "llmgw:changes";
+
+export const replicaChange = z.object({
+  kind: z.literal("replica"),
+  op: z.enum(["ready", "draining", "gone"]),
+  replica: z.object({
+    id: z.string(),
+    model: z.string(),
+    version: z.string(),
+    nodeId: z.string(),
+    url: z.string(),
+  }),
+});
+
+export const keyChange = z.object({ kind: z.literal("key"), op: z.enum(["revoked", "changed"]), hash: z.string() });
+
+export const change = z.discriminatedUnion("kind", [replicaChange, keyChange]);
+export type Change = z.infer<typeof change>;
+export type ReplicaChange = z.infer<typeof replicaChange>;
+
+export async function publishChange(r: Redis, c: Change): Promise<void> {
+  await r.publish(CHANGE_CHANNEL, JSON.stringify(c));
+}
+
+/** Subscribes on a dedicated connection (a subscribed ioredis client can do nothing else). */
+export async function subscribeChanges(sub: Redis, onChange: (c: Change) => void, onBad: (raw: string) => void): Promise<void> {
+  sub.on("message", (channel: string, raw: string) => {
+    if (channel !== CHANGE_CHANNEL) return;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(raw);
+    } catch {
+      onBad(raw);
+      return;
+    }
+    const res = change.safeParse(parsed);
+    if (res.success) onChange(res.data);
+    else onBad(raw);
+  });
+  await sub.subscribe(CHANGE_CHANNEL);
+}

@@ -1,0 +1,57 @@
+// Starting llmgw's own processes as children (used by `llmgw up` and by the tests), each with
+// its output appended to a log file, and stopping them with SIGTERM then SIGKILL.
+import { spawn, type ChildProcess } from "node:child_process";
+import fs from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const LLMGW_BIN = fileURLToPath(new URL("../bin/llmgw.js", import.meta.url));
+
+export interface Child {
+  name: string;
+  proc: ChildProcess;
+  logFile: string;
+  exited: Promise<number | null>;
+}
+
+export function startChild(name: string, args: string[], opts: { env: NodeJS.ProcessEnv; logDir: string }): Child {
+  fs.mkdirSync(opts.logDir, { recursive: true });
+  const logFile = path.join(opts.logDir, `${name}.log`);
+  const fd = fs.openSync(logFile, "a", 0o600);
+  const proc = spawn(process.execPath, [LLMGW_BIN, ...args], { env: opts.env, stdio: ["ignore", fd, fd] });
+  fs.closeSync(fd);
+  const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
+  return { name, proc, logFile, exited };
+}
+
+export async function stopChild(c: Child, graceMs = 15_000): Promise<void> {
+  if (c.proc.exitCode !== null || c.proc.signalCode !== null) return;
+  c.proc.kill("SIGTERM");
+  const timer = setTimeout(() => c.proc.kill("SIGKILL"), graceMs);
+  await c.exited;
+  clearTimeout(timer);
+}
+
+export function tail(file: string, lines = 20): string {
+  try {
+    return fs.readFileSync(file, "utf8").trimEnd().split("\n").slice(-lines).join("\n");
+  } catch {
+    return "(no log)";
+  }
+}
+
+/** Polls `check` until it returns a value, or fails after `timeoutMs` with `what` in the message. */
+export async function waitFor<T>(what: string, check: () => Promise<T | null | undefined | false>, timeoutMs = 60_000, everyMs = 250): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let lastErr: unknown;
+  for (;;) {
+    try {
+      const v = await check();
+      if (v) return v;
+    } catch (err) {
+      lastErr = err;
+    }
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${lastErr ? `: ${(lastErr as Error).message}` : ""}`);
+    await new Promise((r) => setTimeout(r, everyMs));
+  }
+}

@@ -1,0 +1,51 @@
+// How ctl reaches the admin API: URL and token from LLMGW_ADMIN_URL / LLMGW_ADMIN_TOKEN, else
+// from the files `llmgw up` and the gateway write under the data directory.
+import fs from "node:fs";
+import path from "node:path";
+import { config } from "../common/config.ts";
+
+export class CtlError extends Error {}
+
+export interface AdminClient {
+  get<T>(p: string): Promise<T>;
+  post<T>(p: string, body: unknown): Promise<T>;
+}
+
+function fromFiles(dataDir: string): { url?: string; token?: string } {
+  try {
+    const e = JSON.parse(fs.readFileSync(path.join(dataDir, "endpoints.json"), "utf8")) as { adminUrl?: string; adminToken?: string };
+    return { url: e.adminUrl, token: e.adminToken };
+  } catch {
+    try {
+      return { token: fs.readFileSync(path.join(dataDir, "admin-token"), "utf8").trim() };
+    } catch {
+      return {};
+    }
+  }
+}
+
+export function adminClient(): AdminClient {
+  const c = config();
+  const files = fromFiles(c.dataDir);
+  const base = (c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`).replace(/\/$/, "");
+  const token = c.LLMGW_ADMIN_TOKEN ?? files.token;
+  if (!token) throw new CtlError(`no admin token: set LLMGW_ADMIN_TOKEN or run where ${c.dataDir}/admin-token exists`);
+
+  async function call<T>(method: string, p: string, body?: unknown): Promise<T> {
+    let res: Response;
+    try {
+      res = await fetch(`${base}/api/v1${p}`, {
+        method,
+        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+    } catch (err) {
+      throw new CtlError(`cannot reach the admin API at ${base}: ${(err as Error).message}`);
+    }
+    const text = await res.text();
+    const json = text ? (JSON.parse(text) as T & { error?: { message: string; field?: string | null } }) : ({} as T & { error?: undefined });
+    if (!res.ok) throw new CtlError(json.error ? `${json.error.message}` : `admin API answered HTTP ${res.status}`);
+    return json;
+  }
+  return { get: (p) => call("GET", p), post: (p, b) => call("POST", p, b) };
+}

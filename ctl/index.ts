@@ -1,0 +1,43 @@
+// llmgw ctl <group> <command>: the operator's CLI. It talks to the admin API only, so every
+// check the API makes applies to it too.
+import { CtlError } from "./admin-client.ts";
+import { listModels, modelCommand } from "./models.ts";
+import { listNodes } from "./nodes.ts";
+import { operationCommand } from "./operations.ts";
+import { keysCommand, projectsCommand } from "./tenancy.ts";
+
+const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
+  model: modelCommand,
+  models: listModels,
+  nodes: listNodes,
+  operation: operationCommand,
+  projects: projectsCommand,
+  keys: keysCommand,
+};
+
+export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
+  model serve NAME --engine sim --replicas N [--version V] [--arg X]… [--wait]
+  model show NAME            models             nodes
+  operation show ID [--follow]
+  projects create NAME | list
+  keys create --project P [--model PATTERN]… [--expires TIME] | list [--project P]
+every command takes --json`;
+
+export async function ctl(argv: string[]): Promise<number> {
+  const [group, ...rest] = argv;
+  const run = group ? GROUPS[group] : undefined;
+  if (!run) {
+    process.stderr.write(CTL_USAGE + "\n");
+    return group ? 2 : 0;
+  }
+  try {
+    await run(rest);
+    return 0;
+  } catch (err) {
+    if (err instanceof CtlError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`error: ${(err as Error).message}\n`);
+      return 1;
+    }
+    throw err;
+  }
+}

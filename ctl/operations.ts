@@ -1,0 +1,39 @@
+// ctl operation show ID [--follow]: progress of a long operation, shown until it ends.
+import { parseArgs } from "node:util";
+import { adminClient, CtlError } from "./admin-client.ts";
+import { printJson } from "./output.ts";
+
+export interface OperationView {
+  id: string;
+  status: string;
+  progress: { phase: string; wanted: number; ready: number; message: string } | null;
+  error?: string | null;
+  uiUrl: string;
+}
+
+const POLL_MS = 500;
+
+/** Polls until the operation ends, printing each change of progress to stderr. */
+export async function followOperation(id: string, opts: { quiet: boolean }): Promise<OperationView> {
+  const admin = adminClient();
+  let last = "";
+  for (;;) {
+    const op = await admin.get<OperationView>(`/operations/${id}`);
+    const line = op.progress ? `${op.status.toLowerCase()} · ${op.progress.phase} · ${op.progress.ready}/${op.progress.wanted} ready ${op.progress.message ? "· " + op.progress.message : ""}` : op.status.toLowerCase();
+    if (line !== last && !opts.quiet) process.stderr.write(`  ${line}\n`);
+    last = line;
+    if (op.status === "COMPLETED") return op;
+    if (op.status !== "RUNNING" && op.status !== "QUEUED") throw new CtlError(`operation ${id} ${op.status.toLowerCase()}: ${op.error ?? "see " + op.uiUrl}`);
+    await new Promise((r) => setTimeout(r, POLL_MS));
+  }
+}
+
+export async function operationCommand(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean" }, follow: { type: "boolean" } } });
+  const id = positionals[0];
+  if (cmd !== "show" || !id) throw new CtlError("usage: llmgw ctl operation show ID [--follow] [--json]");
+  const op = values.follow ? await followOperation(id, { quiet: values.json === true }) : await adminClient().get<OperationView>(`/operations/${id}`);
+  if (values.json) return printJson(op);
+  process.stdout.write(`${op.id}: ${op.status}${op.progress ? ` (${op.progress.ready}/${op.progress.wanted} ready, ${op.progress.phase})` : ""}\n  Temporal UI: ${op.uiUrl}\n`);
+}

@@ -1,0 +1,32 @@
+// The admin API, /api/v1: on its own port (loopback by default), behind the admin token.
+import { timingSafeEqual } from "node:crypto";
+import express from "express";
+import type { Client } from "@temporalio/client";
+import type { PrismaClient } from "../../common/db.ts";
+import { adminErrorHandler, AdminError } from "./errors.ts";
+import { modelRoutes } from "./models.ts";
+import { tenancyRoutes } from "./tenancy.ts";
+
+export function adminApi(opts: { db: PrismaClient; temporal: Client; taskQueue: string; adminToken: string }): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  const want = Buffer.from(`Bearer ${opts.adminToken}`);
+  app.get("/health", (_req, res) => void res.json({ ok: true }));
+  app.use("/api/v1", (req, _res, next) => {
+    const got = Buffer.from(req.headers.authorization ?? "");
+    if (got.length !== want.length || !timingSafeEqual(got, want)) return next(new AdminError(401, "missing or wrong admin token"));
+    next();
+  });
+  app.use("/api/v1", express.json({ limit: "1mb" }));
+  app.get("/api/v1/nodes", async (_req, res) => {
+    const nodes = await opts.db.node.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { replicas: true } } } });
+    res.json({
+      data: nodes.map((n) => ({ id: n.id, address: n.address, cordoned: n.cordoned, lastSeen: n.lastSeen, replicas: n._count.replicas, labels: n.labels, inventory: n.inventory })),
+    });
+  });
+  app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
+  app.use("/api/v1", tenancyRoutes(opts.db));
+  app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
+  app.use(adminErrorHandler);
+  return app;
+}

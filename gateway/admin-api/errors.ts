@@ -1,0 +1,34 @@
+// Admin API errors: JSON naming the field at fault, with the status that fits.
+import type { NextFunction, Request, Response } from "express";
+import { z } from "zod";
+
+export class AdminError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly field: string | null = null,
+  ) {
+    super(message);
+  }
+}
+
+/** Parses with zod or throws a 400 naming the first field at fault. */
+export function check<T>(schema: z.ZodType<T>, value: unknown): T {
+  const r = schema.safeParse(value);
+  if (r.success) return r.data;
+  const issue = r.error.issues[0]!;
+  const field = issue.path.map(String).join(".") || null;
+  throw new AdminError(400, `${field ?? "body"}: ${issue.message}`, field);
+}
+
+export function adminErrorHandler(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
+  if (res.headersSent) return void res.end();
+  const e = err as { type?: string; message?: string };
+  const a =
+    err instanceof AdminError
+      ? err
+      : e?.type === "entity.parse.failed"
+        ? new AdminError(400, "the body is not valid JSON")
+        : new AdminError(500, "internal error");
+  res.status(a.status).json({ error: { message: a.message, field: a.field } });
+}

@@ -1,0 +1,76 @@
+// Authenticates API keys without a database round trip per request: keys are cached by their
+// hash for a while, and the change feed evicts one the moment it is revoked or changed.
+import type { PrismaClient } from "../../common/db.ts";
+import { sha256Hex } from "../../common/secrets.ts";
+
+export interface KeyInfo {
+  id: string;
+  projectId: string;
+  models: string[];
+  band: string;
+  expiresAt: number | null;
+  revoked: boolean;
+}
+
+type Entry = { info: KeyInfo | null; until: number };
+
+const HIT_TTL_MS = 60_000;
+/** Unknown keys are remembered briefly too, so a client retrying a wrong key can't hammer the store. */
+const MISS_TTL_MS = 2_000;
+const MAX_ENTRIES = 100_000;
+
+export class KeyCache {
+  private entries = new Map<string, Entry>();
+  private inflight = new Map<string, Promise<KeyInfo | null>>();
+
+  constructor(private readonly db: PrismaClient) {}
+
+  async lookup(key: string): Promise<KeyInfo | null> {
+    const hash = sha256Hex(key);
+    const now = Date.now();
+    const hit = this.entries.get(hash);
+    if (hit && hit.until > now) return hit.info;
+    let p = this.inflight.get(hash);
+    if (!p) {
+      p = this.load(hash).finally(() => this.inflight.delete(hash));
+      this.inflight.set(hash, p);
+    }
+    return p;
+  }
+
+  evict(hash: string): void {
+    this.entries.delete(hash);
+  }
+
+  private async load(hash: string): Promise<KeyInfo | null> {
+    const row = await this.db.apiKey.findUnique({ where: { hash } });
+    const info: KeyInfo | null = row
+      ? {
+          id: row.id,
+          projectId: row.projectId,
+          models: row.models,
+          band: row.band,
+          expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
+          revoked: row.revokedAt !== null,
+        }
+      : null;
+    if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
+    this.entries.set(hash, { info, until: Date.now() + (info ? HIT_TTL_MS : MISS_TTL_MS) });
+    return info;
+  }
+}
+
+/** The key from `Authorization: Bearer …` (OpenAI's clients) or `x-api-key` (Anthropic's). */
+export function keyFromHeaders(headers: Record<string, string | string[] | undefined>): string | null {
+  const auth = headers["authorization"];
+  if (typeof auth === "string" && auth.toLowerCase().startsWith("bearer ")) return auth.slice(7).trim() || null;
+  const x = headers["x-api-key"];
+  if (typeof x === "string" && x.trim()) return x.trim();
+  return null;
+}
+
+/** Model patterns like `llama-*`; an empty list allows every model. */
+export function modelAllowed(patterns: string[], model: string): boolean {
+  if (patterns.length === 0) return true;
+  return patterns.some((p) => (p.endsWith("*") ? model.startsWith(p.slice(0, -1)) : p === model));
+}

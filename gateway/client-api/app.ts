@@ -1,0 +1,138 @@
+// The client API, /v1: the hot path. Validate, authenticate from the cache, route, proxy, record
+// usage — no database round trip and no Temporal call on the way.
+import { randomUUID } from "node:crypto";
+import express, { type NextFunction, type Request, type Response } from "express";
+import type { z } from "zod";
+import { keyFromHeaders, modelAllowed, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
+import { proxy } from "../router/proxy.ts";
+import type { Registry } from "../router/registry.ts";
+import type { UsageRecorder } from "../usage/recorder.ts";
+import type { GatewayMetrics } from "../metrics.ts";
+import { ApiError, sendOpenAIError } from "./errors.ts";
+import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue } from "./schemas.ts";
+
+export interface ClientApiDeps {
+  keys: KeyCache;
+  registry: Registry;
+  usage: UsageRecorder;
+  metrics: GatewayMetrics;
+  bodyLimit: string;
+}
+
+type Authed = Request & { key?: KeyInfo; requestId?: string };
+
+export function clientApi(deps: ClientApiDeps): express.Express {
+  const app = express();
+  app.disable("x-powered-by");
+  app.set("etag", false);
+
+  app.use((req: Authed, res, next) => {
+    const given = req.headers["x-request-id"];
+    req.requestId = typeof given === "string" && given.length <= 128 ? given : randomUUID();
+    res.setHeader("x-request-id", req.requestId);
+    next();
+  });
+  app.get("/health", (_req, res) => void res.json({ ok: true }));
+  app.use("/v1", express.json({ limit: deps.bodyLimit }));
+  app.use("/v1", (req: Authed, _res, next) => {
+    const key = keyFromHeaders(req.headers);
+    if (!key) return next(new ApiError("authentication", "no API key: send it as `Authorization: Bearer <key>` or `x-api-key`", { code: "missing_api_key" }));
+    deps.keys.lookup(key).then(
+      (info) => {
+        if (!info) return next(new ApiError("authentication", "invalid API key", { code: "invalid_api_key" }));
+        if (info.revoked) return next(new ApiError("authentication", "this API key was revoked", { code: "revoked_api_key" }));
+        if (info.expiresAt !== null && info.expiresAt <= Date.now()) return next(new ApiError("authentication", "this API key has expired", { code: "expired_api_key" }));
+        req.key = info;
+        next();
+      },
+      (err) => next(err),
+    );
+  });
+
+  app.get("/v1/models", (_req, res) => {
+    const data = deps.registry.servedModels().map((id) => ({ id, object: "model", created: 0, owned_by: "llmgw" }));
+    res.json({ object: "list", data });
+  });
+  app.get("/v1/models/:id", (req, res, next) => {
+    const id = String(req.params.id);
+    if (!deps.registry.endpoints(id).length) return next(new ApiError("not_found", `model '${id}' does not exist`, { param: "model", code: "model_not_found" }));
+    res.json({ id, object: "model", created: 0, owned_by: "llmgw" });
+  });
+
+  app.post("/v1/chat/completions", inference(deps, chatCompletionRequest, "/v1/chat/completions"));
+  app.post("/v1/completions", inference(deps, completionRequest, "/v1/completions"));
+  app.post("/v1/embeddings", inference(deps, embeddingRequest, "/v1/embeddings"));
+
+  app.use("/v1", (req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));
+  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+    if (res.headersSent) return void res.end();
+    sendOpenAIError(res, toApiError(err));
+  });
+  return app;
+}
+
+function inference<S extends z.ZodType<{ model: string; stream?: boolean | undefined }>>(deps: ClientApiDeps, schema: S, path: string) {
+  return async (req: Authed, res: Response, next: NextFunction) => {
+    const started = performance.now();
+    const parsed = schema.safeParse(req.body);
+    if (!parsed.success) {
+      const { message, param } = firstIssue(parsed.error);
+      return next(new ApiError("invalid_request", message, { param }));
+    }
+    const body = parsed.data as Record<string, unknown> & { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null };
+    const key = req.key!;
+    if (!modelAllowed(key.models, body.model)) {
+      return next(new ApiError("permission", `this key may not use model '${body.model}'`, { param: "model", code: "model_not_allowed" }));
+    }
+    const endpoints = deps.registry.endpoints(body.model);
+    if (endpoints.length === 0) {
+      if (!deps.registry.known(body.model)) {
+        return next(new ApiError("not_found", `model '${body.model}' does not exist`, { param: "model", code: "model_not_found" }));
+      }
+      return next(new ApiError("unavailable", `model '${body.model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 }));
+    }
+    let status = 500;
+    try {
+      const out = await proxy(req, res, endpoints, {
+        path,
+        body,
+        stream: body.stream === true,
+        clientWantsUsage: body.stream_options?.include_usage === true,
+        requestId: req.requestId!,
+        started,
+      });
+      status = out.status;
+      deps.usage.record({
+        id: randomUUID(),
+        at: new Date().toISOString(),
+        keyId: key.id,
+        projectId: key.projectId,
+        model: body.model,
+        version: out.endpoint?.version ?? null,
+        replicaId: out.endpoint?.id ?? null,
+        endpoint: path,
+        promptTokens: out.usage?.prompt_tokens ?? 0,
+        cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
+        completionTokens: out.usage?.completion_tokens ?? 0,
+        costMicros: 0,
+        latencyMs: performance.now() - started,
+        ttftMs: out.ttftMs,
+        status,
+      });
+    } catch (err) {
+      status = toApiError(err).status;
+      next(err);
+    } finally {
+      deps.metrics.observe(body.model, status, (performance.now() - started) / 1000);
+    }
+  };
+}
+
+function toApiError(err: unknown): ApiError {
+  if (err instanceof ApiError) return err;
+  const e = err as { type?: string; status?: number; message?: string };
+  if (e?.type === "entity.parse.failed") return new ApiError("invalid_request", `the body is not valid JSON: ${e.message}`, { code: "invalid_json" });
+  if (e?.type === "entity.too.large") return new ApiError("too_large", "the body is larger than this gateway accepts", { code: "body_too_large" });
+  if (e?.status && e.status >= 400 && e.status < 500) return new ApiError("invalid_request", e.message ?? "bad request");
+  return new ApiError("upstream", "the gateway failed to handle this request", { code: "internal_error" });
+}

@@ -1,0 +1,97 @@
+// The gateway process: client API (the hot path), admin API, metrics, and the Control gRPC
+// service agents report to. It starts workflows but never waits on Temporal to answer a client.
+import http from "node:http";
+import type { AddressInfo } from "node:net";
+import express from "express";
+import { config } from "../common/config.ts";
+import { subscribeChanges } from "../common/change-feed.ts";
+import { closePrisma, prisma } from "../common/db.ts";
+import { log } from "../common/logging.ts";
+import { redis } from "../common/redis.ts";
+import { readOrCreateSecret } from "../common/secrets.ts";
+import { temporalClient } from "../common/temporal.ts";
+import { adminApi } from "./admin-api/app.ts";
+import { KeyCache } from "./auth/key-cache.ts";
+import { clientApi } from "./client-api/app.ts";
+import { startControlServer } from "./control-grpc/server.ts";
+import { GatewayMetrics } from "./metrics.ts";
+import { Registry } from "./router/registry.ts";
+import { UsageRecorder } from "./usage/recorder.ts";
+
+export interface Gateway {
+  clientPort: number;
+  adminPort: number;
+  metricsPort: number;
+  controlPort: number;
+  close(): Promise<void>;
+}
+
+function listen(app: http.RequestListener, host: string, port: number): Promise<http.Server> {
+  return new Promise((resolve, reject) => {
+    const server = http.createServer(app);
+    server.keepAliveTimeout = 65_000;
+    server.once("error", reject);
+    server.listen(port, host, () => resolve(server));
+  });
+}
+
+const portOf = (s: http.Server) => (s.address() as AddressInfo).port;
+const closeServer = (s: http.Server) =>
+  new Promise<void>((resolve) => {
+    s.close(() => resolve());
+    s.closeIdleConnections();
+  });
+
+export async function startGateway(): Promise<Gateway> {
+  const c = config();
+  const db = prisma();
+  const adminToken = readOrCreateSecret(c.dataDir, "admin-token", c.LLMGW_ADMIN_TOKEN);
+  const clusterToken = readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN);
+
+  const registry = new Registry(db);
+  await registry.start();
+  const keys = new KeyCache(db);
+  const sub = redis();
+  await subscribeChanges(
+    sub,
+    (change) => {
+      if (change.kind === "replica") registry.apply(change);
+      else keys.evict(change.hash);
+    },
+    (raw) => log.warn("ignored a malformed change-feed message", { bytes: raw.length }),
+  );
+  // Messages published while we were disconnected are lost: reload from the store on reconnect.
+  sub.on("ready", () => void registry.reload().catch((err) => log.warn("registry reload failed", { error: err })));
+
+  const usageConn = redis();
+  const usage = new UsageRecorder(usageConn, c.LLMGW_USAGE_BATCH, c.LLMGW_USAGE_FLUSH_MS);
+  const metrics = new GatewayMetrics();
+  const temporal = await temporalClient();
+
+  const client = await listen(clientApi({ keys, registry, usage, metrics, bodyLimit: "8mb" }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const admin = await listen(adminApi({ db, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
+  const metricsApp = express();
+  metricsApp.get("/metrics", async (_req, res) => {
+    res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
+  });
+  const metricsServer = await listen(metricsApp, c.LLMGW_HOST, c.LLMGW_METRICS_PORT);
+  const control = await startControlServer({ db, token: clusterToken, host: c.LLMGW_HOST, port: c.LLMGW_CONTROL_PORT, heartbeatMs: c.LLMGW_HEARTBEAT_MS });
+
+  const gw: Gateway = {
+    clientPort: portOf(client),
+    adminPort: portOf(admin),
+    metricsPort: portOf(metricsServer),
+    controlPort: control.port,
+    async close() {
+      await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
+      await usage.close();
+      await registry.close();
+      sub.disconnect();
+      usageConn.disconnect();
+      await temporal.close();
+      await closePrisma();
+    },
+  };
+  log.info("gateway listening", { client: gw.clientPort, admin: gw.adminPort, metrics: gw.metricsPort, control: gw.controlPort });
+  return gw;
+}

@@ -1,0 +1,413 @@
+// The node agent end to end, in-process: a fake Control service records Register and Heartbeat;
+// real `sim` engine processes are started, made idempotently, adopted by a second agent after the
+// first one closes, stopped, and killed from outside.
+import { test, after } from "node:test";
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import * as grpc from "@grpc/grpc-js";
+import { agentProto, hasClusterToken, type ControlHandlers, type NodeInfo__Output, type ReplicaStatus__Output } from "../../common/proto.ts";
+import type { HeartbeatRequest__Output } from "../../common/generated/proto/llmgw/agent/v1/HeartbeatRequest.ts";
+import { startAgent, clusterToken, type RunningAgent } from "../../agent/server.ts";
+import { agentClient, type AgentApi } from "../../agent/client.ts";
+
+const TOKEN = "test-cluster-token-" + Math.random().toString(36).slice(2);
+const NODE = "node-agent-test";
+const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-agent-test-"));
+const nodeDir = path.join(dataDir, "agent", NODE);
+const portBase = 20000 + Math.floor(Math.random() * 400) * 100;
+process.env.LLMGW_NVIDIA_SMI = path.join(dataDir, "no-nvidia-smi"); // no GPUs, even on a GPU machine
+
+const agents: RunningAgent[] = [];
+const clients: AgentApi[] = [];
+const pids = new Set<number>();
+let control: grpc.Server | undefined;
+
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch {
+    return false;
+  }
+  // A zombie has an empty command line.
+  try {
+    return fs.readFileSync(`/proc/${pid}/cmdline`, "utf8").length > 0;
+  } catch {
+    return !fs.existsSync("/proc/self");
+  }
+}
+
+/** Processes running the sim engine on `port`. */
+function simProcessesOn(port: number): number[] {
+  const out: number[] = [];
+  for (const d of fs.readdirSync("/proc")) {
+    if (!/^\d+$/.test(d)) continue;
+    try {
+      const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
+      if (argv.some((a) => a.endsWith("sim-server.ts")) && argv.includes(String(port))) out.push(Number(d));
+    } catch {
+      /* gone */
+    }
+  }
+  return out;
+}
+
+function killGroup(pid: number): void {
+  for (const target of [-pid, pid]) {
+    try {
+      process.kill(target, "SIGKILL");
+    } catch {
+      /* gone */
+    }
+  }
+}
+
+async function waitFor<T>(what: string, fn: () => T | undefined | false | Promise<T | undefined | false>, ms = 15_000): Promise<T> {
+  const end = Date.now() + ms;
+  for (;;) {
+    const v = await fn();
+    if (v) return v;
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function health(url: string): Promise<number> {
+  try {
+    const res = await fetch(`${url}/health`, { signal: AbortSignal.timeout(2000) });
+    await res.arrayBuffer();
+    return res.status;
+  } catch {
+    return 0;
+  }
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+function grpcCode(err: unknown): number | undefined {
+  return (err as grpc.ServiceError).code;
+}
+
+after(async () => {
+  for (const c of clients) c.close();
+  for (const a of agents) await a.close().catch(() => undefined);
+  control?.forceShutdown();
+  // Every engine this test started dies, whatever happened.
+  try {
+    for (const f of fs.readdirSync(path.join(nodeDir, "replicas"))) {
+      const rec = JSON.parse(fs.readFileSync(path.join(nodeDir, "replicas", f), "utf8")) as { pid?: number };
+      if (typeof rec.pid === "number") pids.add(rec.pid);
+    }
+  } catch {
+    /* no records */
+  }
+  for (const pid of pids) if (pid > 1 && alive(pid)) killGroup(pid);
+  fs.rmSync(dataDir, { recursive: true, force: true });
+});
+
+const registers: NodeInfo__Output[] = [];
+const heartbeats: HeartbeatRequest__Output[] = [];
+let rejected = 0;
+
+async function startControl(port: number): Promise<void> {
+  const server = new grpc.Server();
+  const handlers: ControlHandlers = {
+    Register: (call, cb) => {
+      if (!hasClusterToken(call, TOKEN)) {
+        rejected++;
+        return cb({ code: grpc.status.UNAUTHENTICATED, details: "bad token" });
+      }
+      if (call.request.node) registers.push(call.request.node);
+      cb(null, { heartbeatIntervalMs: 200 });
+    },
+    Heartbeat: (call, cb) => {
+      if (!hasClusterToken(call, TOKEN)) {
+        rejected++;
+        return cb({ code: grpc.status.UNAUTHENTICATED, details: "bad token" });
+      }
+      heartbeats.push(call.request);
+      cb(null, {});
+    },
+  };
+  server.addService(agentProto().Control.service, handlers);
+  await new Promise<number>((resolve, reject) =>
+    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+  );
+  control = server;
+}
+
+function track(s: ReplicaStatus__Output): ReplicaStatus__Output {
+  if (s.pid > 1) pids.add(s.pid);
+  return s;
+}
+
+test("the node agent: auth, inventory, control link, engines started, adopted, stopped", { timeout: 120_000 }, async (t) => {
+  const controlPort = await freePort();
+  const base = {
+    dataDir,
+    nodeId: NODE,
+    host: "127.0.0.1",
+    port: 0,
+    controlAddress: `127.0.0.1:${controlPort}`,
+    clusterToken: TOKEN,
+    heartbeatMs: 60_000, // Register answers 200 ms: heartbeats at that pace prove it is honoured
+    enginePortMin: portBase,
+    enginePortMax: portBase + 99,
+    stopEnginesOnExit: false,
+    labels: { zone: "test-a" },
+  };
+  // The agent comes up before the control plane does: it retries Register and never fails.
+  const agent1 = await startAgent(base);
+  agents.push(agent1);
+  assert.ok(agent1.port > 0);
+  await new Promise((r) => setTimeout(r, 300));
+  await startControl(controlPort);
+
+  const a1 = agentClient(`127.0.0.1:${agent1.port}`, TOKEN);
+  clients.push(a1);
+
+  await t.test("a call without the cluster token is UNAUTHENTICATED", async () => {
+    const wrong = agentClient(`127.0.0.1:${agent1.port}`, "not-the-token");
+    clients.push(wrong);
+    await assert.rejects(wrong.describe(), (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED);
+    await assert.rejects(wrong.listReplicas(), (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED);
+    await assert.rejects(
+      wrong.startReplica({ replicaId: "x", model: "m", engine: "sim" }),
+      (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED,
+    );
+    await assert.rejects(wrong.fetch({ source: "/etc/hostname" }), (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED);
+    // No metadata at all.
+    const raw = new (agentProto().Agent)(`127.0.0.1:${agent1.port}`, grpc.credentials.createInsecure());
+    const code = await new Promise<number | undefined>((resolve) =>
+      raw.Describe({}, { deadline: Date.now() + 5000 }, (err) => resolve(err?.code)),
+    );
+    raw.close();
+    assert.equal(code, grpc.status.UNAUTHENTICATED);
+  });
+
+  await t.test("Describe reports the node: cores, memory, disk, no GPUs, labels, address", async () => {
+    const info = await a1.describe();
+    assert.equal(info.nodeId, NODE);
+    assert.equal(info.address, `127.0.0.1:${agent1.port}`);
+    assert.ok(info.cpuCores > 0);
+    assert.ok(info.cpuModel.length > 0);
+    assert.ok(info.memoryTotalBytes > 0);
+    assert.ok(info.diskFreeBytes > 0);
+    assert.deepEqual(info.gpus, []);
+    assert.deepEqual(info.labels, { zone: "test-a" });
+    assert.equal(info.agentVersion, "0.1.0");
+  });
+
+  await t.test("Register and heartbeats reach the control plane with the node and the token", async () => {
+    await waitFor("Register", () => registers.length > 0);
+    assert.equal(registers[0]?.nodeId, NODE);
+    assert.ok((registers[0]?.cpuCores ?? 0) > 0);
+    await waitFor("3 heartbeats at Register's interval", () => heartbeats.length >= 3, 5000);
+    assert.equal(heartbeats[0]?.node?.nodeId, NODE);
+    assert.equal(rejected, 0);
+  });
+
+  let r1!: ReplicaStatus__Output;
+  let r2!: ReplicaStatus__Output;
+
+  await t.test("StartReplica starts one sim process that becomes READY; a repeat returns it unchanged", async () => {
+    const req = { replicaId: "r1", model: "sim-chat", version: "v1", engine: "sim", args: ["--load-delay-ms", "700"], env: { SIM_TEST_SECRET: "s" } };
+    r1 = track(await a1.startReplica(req));
+    assert.equal(r1.replicaId, "r1");
+    assert.ok(r1.pid > 1);
+    assert.ok(r1.port >= portBase && r1.port <= portBase + 99);
+    assert.equal(r1.url, `http://127.0.0.1:${r1.port}`);
+    assert.equal(r1.state, "REPLICA_STATE_STARTING");
+    assert.ok(r1.startedAtMs > 0);
+    // The record is on disk before the answer, without args or env; the log is a 0600 file.
+    const recFile = path.join(nodeDir, "replicas", "r1.json");
+    const rec = JSON.parse(fs.readFileSync(recFile, "utf8")) as Record<string, unknown>;
+    assert.equal(rec.pid, r1.pid);
+    assert.equal(rec.port, r1.port);
+    assert.equal(rec.args, undefined);
+    assert.equal(rec.env, undefined);
+    assert.equal(fs.statSync(recFile).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(path.join(nodeDir, "logs", "r1.log")).mode & 0o777, 0o600);
+
+    const ready = await waitFor("r1 READY", async () =>
+      (await a1.listReplicas()).replicas.find((r) => r.replicaId === "r1" && r.state === "REPLICA_STATE_READY"),
+    );
+    assert.equal(ready.pid, r1.pid);
+    assert.equal(await health(r1.url), 200);
+
+    const again = await a1.startReplica(req);
+    assert.equal(again.pid, r1.pid);
+    assert.equal(again.port, r1.port);
+    assert.equal(again.state, "REPLICA_STATE_READY");
+    assert.deepEqual(simProcessesOn(r1.port), [r1.pid]);
+  });
+
+  await t.test("concurrent starts of a second replica make one process, on another port", async () => {
+    const req = { replicaId: "r2", model: "sim-chat", version: "v1", engine: "sim", args: [] };
+    const [x, y] = await Promise.all([a1.startReplica(req), a1.startReplica(req)]);
+    r2 = track(x);
+    track(y);
+    assert.equal(x.pid, y.pid);
+    assert.equal(x.port, y.port);
+    assert.notEqual(r2.port, r1.port);
+    await waitFor("r2 READY", async () =>
+      (await a1.listReplicas()).replicas.find((r) => r.replicaId === "r2" && r.state === "REPLICA_STATE_READY"),
+    );
+    assert.deepEqual(simProcessesOn(r2.port), [r2.pid]);
+  });
+
+  await t.test("an unknown engine and an unknown sim flag are INVALID_ARGUMENT", async () => {
+    await assert.rejects(a1.startReplica({ replicaId: "bad1", model: "m", engine: "nope" }), (e) => {
+      assert.equal(grpcCode(e), grpc.status.INVALID_ARGUMENT);
+      assert.match((e as grpc.ServiceError).details, /unknown engine "nope"/);
+      return true;
+    });
+    await assert.rejects(
+      a1.startReplica({ replicaId: "bad2", model: "m", engine: "sim", args: ["--no-such-flag", "1"] }),
+      (e) => {
+        assert.equal(grpcCode(e), grpc.status.INVALID_ARGUMENT);
+        assert.match((e as grpc.ServiceError).details, /refuses/);
+        return true;
+      },
+    );
+    await assert.rejects(a1.startReplica({ replicaId: "../x", model: "m", engine: "sim" }), (e) => grpcCode(e) === grpc.status.INVALID_ARGUMENT);
+    const ids = (await a1.listReplicas()).replicas.map((r) => r.replicaId).sort();
+    assert.deepEqual(ids, ["r1", "r2"]);
+  });
+
+  await t.test("heartbeats carry the replicas", async () => {
+    await waitFor("a heartbeat with both replicas READY", () =>
+      heartbeats.some(
+        (h) =>
+          h.replicas.filter((r) => r.state === "REPLICA_STATE_READY" && (r.replicaId === "r1" || r.replicaId === "r2")).length === 2,
+      ),
+    );
+  });
+
+  let a2!: AgentApi;
+  await t.test("a new agent on the same data dir adopts the engines, which serve throughout", async () => {
+    let probes = 0;
+    const failures: string[] = [];
+    let watching = true;
+    const watcher = (async () => {
+      while (watching) {
+        for (const r of [r1, r2]) {
+          const code = await health(r.url);
+          probes++;
+          if (code !== 200) failures.push(`${r.replicaId}: ${code}`);
+        }
+        await new Promise((res) => setTimeout(res, 25));
+      }
+    })();
+
+    await agent1.close();
+    assert.ok(alive(r1.pid), "r1 survives the agent");
+    assert.ok(alive(r2.pid), "r2 survives the agent");
+    const registersBefore = registers.length;
+
+    const agent2 = await startAgent({ ...base, stopEnginesOnExit: true });
+    agents.push(agent2);
+    a2 = agentClient(`127.0.0.1:${agent2.port}`, TOKEN);
+    clients.push(a2);
+    const list = (await a2.listReplicas()).replicas.sort((x, y) => x.replicaId.localeCompare(y.replicaId));
+    assert.deepEqual(
+      list.map((r) => [r.replicaId, r.pid, r.port, r.state]),
+      [
+        ["r1", r1.pid, r1.port, "REPLICA_STATE_READY"],
+        ["r2", r2.pid, r2.port, "REPLICA_STATE_READY"],
+      ],
+    );
+    // Idempotent across the restart too.
+    const again = await a2.startReplica({ replicaId: "r1", model: "sim-chat", engine: "sim" });
+    assert.equal(again.pid, r1.pid);
+    await waitFor("the second agent registers", () => registers.length > registersBefore);
+
+    await new Promise((res) => setTimeout(res, 300));
+    watching = false;
+    await watcher;
+    assert.ok(probes > 4, `probes: ${probes}`);
+    assert.deepEqual(failures, []);
+  });
+
+  await t.test("StopReplica kills the process group; a second stop is fine", async () => {
+    const res = await a2.stopReplica({ replicaId: "r1", graceMs: 3000 });
+    assert.equal(res.wasRunning, true);
+    await waitFor("r1's process gone", () => !alive(r1.pid), 5000);
+    assert.deepEqual(simProcessesOn(r1.port), []);
+    assert.equal(fs.existsSync(path.join(nodeDir, "replicas", "r1.json")), false);
+    const again = await a2.stopReplica({ replicaId: "r1" });
+    assert.equal(again.wasRunning, false);
+    const unknown = await a2.stopReplica({ replicaId: "never-was" });
+    assert.equal(unknown.wasRunning, false);
+    assert.deepEqual((await a2.listReplicas()).replicas.map((r) => r.replicaId), ["r2"]);
+  });
+
+  await t.test("an engine killed from outside shows as EXITED (adopted and spawned)", async () => {
+    killGroup(r2.pid);
+    const gone = await waitFor("r2 EXITED", async () =>
+      (await a2.listReplicas()).replicas.find((r) => r.replicaId === "r2" && r.state === "REPLICA_STATE_EXITED"),
+    );
+    assert.equal(gone.pid, r2.pid);
+
+    const r3 = track(await a2.startReplica({ replicaId: "r3", model: "sim-chat", engine: "sim" }));
+    await waitFor("r3 READY", async () =>
+      (await a2.listReplicas()).replicas.find((r) => r.replicaId === "r3" && r.state === "REPLICA_STATE_READY"),
+    );
+    process.kill(r3.pid, "SIGKILL");
+    const dead = await waitFor("r3 EXITED", async () =>
+      (await a2.listReplicas()).replicas.find((r) => r.replicaId === "r3" && r.state === "REPLICA_STATE_EXITED"),
+    );
+    assert.equal(dead.exitCode, 137);
+    await waitFor("a heartbeat reporting r3 EXITED", () =>
+      heartbeats.some((h) => h.replicas.some((r) => r.replicaId === "r3" && r.state === "REPLICA_STATE_EXITED")),
+    );
+
+    // An exited replica started again gets a new process.
+    const r2b = track(await a2.startReplica({ replicaId: "r2", model: "sim-chat", engine: "sim" }));
+    assert.notEqual(r2b.pid, r2.pid);
+    assert.equal(r2b.state, "REPLICA_STATE_STARTING");
+    r2 = r2b;
+  });
+
+  await t.test("Fetch: a local path streams one done message; other sources are UNIMPLEMENTED", async () => {
+    const file = path.join(dataDir, "weights.gguf");
+    fs.writeFileSync(file, Buffer.alloc(1234, 7));
+    const seen: number[] = [];
+    const last = await a2.fetch({ source: file }, (p) => seen.push(p.bytes));
+    assert.deepEqual(seen, [1234]);
+    assert.equal(last.done, true);
+    assert.equal(last.total, 1234);
+    assert.equal(last.path, file);
+    await assert.rejects(a2.fetch({ source: "https://example.com/w.gguf" }), (e) => grpcCode(e) === grpc.status.UNIMPLEMENTED);
+    await assert.rejects(a2.fetch({ source: path.join(dataDir, "missing") }), (e) => grpcCode(e) === grpc.status.NOT_FOUND);
+  });
+
+  await t.test("an agent started with stop-engines-on-exit stops them when it closes", async () => {
+    await agents[1]!.close();
+    await waitFor("r2 gone", () => !alive(r2.pid), 10_000);
+  });
+});
+
+test("the cluster token file is made once with mode 0600 and read back", () => {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-token-"));
+  try {
+    const t1 = clusterToken(dir);
+    assert.ok(t1.length >= 16);
+    assert.equal(fs.statSync(path.join(dir, "cluster-token")).mode & 0o777, 0o600);
+    assert.equal(clusterToken(dir), t1);
+    assert.equal(clusterToken(dir, "from-env"), "from-env");
+  } finally {
+    fs.rmSync(dir, { recursive: true, force: true });
+  }
+});

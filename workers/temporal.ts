@@ -1,0 +1,37 @@
+// The Temporal worker: runs workflows/ and activities/ on the task queue.
+import { fileURLToPath } from "node:url";
+import { NativeConnection, Worker } from "@temporalio/worker";
+import { createActivities } from "../activities/index.ts";
+import { closeAgentClients } from "../activities/deps.ts";
+import { config } from "../common/config.ts";
+import { closePrisma, prisma } from "../common/db.ts";
+import { log } from "../common/logging.ts";
+import { redis } from "../common/redis.ts";
+import { readOrCreateSecret } from "../common/secrets.ts";
+
+export async function runTemporalWorker(): Promise<{ done: Promise<void>; shutdown(): void }> {
+  const c = config();
+  const r = redis();
+  const deps = {
+    db: prisma(),
+    redis: r,
+    clusterToken: readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN),
+    nodeFreshMs: 30_000,
+  };
+  const connection = await NativeConnection.connect({ address: c.TEMPORAL_ADDRESS });
+  const worker = await Worker.create({
+    connection,
+    namespace: c.LLMGW_TEMPORAL_NAMESPACE,
+    taskQueue: c.LLMGW_TASK_QUEUE,
+    workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
+    activities: createActivities(deps),
+  });
+  log.info("temporal worker running", { taskQueue: c.LLMGW_TASK_QUEUE, namespace: c.LLMGW_TEMPORAL_NAMESPACE });
+  const done = worker.run().finally(async () => {
+    closeAgentClients();
+    r.disconnect();
+    await closePrisma();
+    await connection.close();
+  });
+  return { done, shutdown: () => worker.shutdown() };
+}

@@ -1,0 +1,38 @@
+// The usage worker: takes batches of usage events off BullMQ and writes them to the ledger.
+// createMany with skipDuplicates on the event id makes a redelivered batch harmless.
+import { Worker } from "bullmq";
+import { config } from "../common/config.ts";
+import { closePrisma, prisma } from "../common/db.ts";
+import { log } from "../common/logging.ts";
+import { redis } from "../common/redis.ts";
+import { USAGE_QUEUE, usageBatch } from "../common/usage-event.ts";
+
+export async function runUsageWorker(): Promise<{ done: Promise<void>; shutdown(): Promise<void> }> {
+  const db = prisma();
+  const connection = redis(config().redisUrl);
+  let finished!: () => void;
+  const done = new Promise<void>((resolve) => (finished = resolve));
+  const worker = new Worker(
+    USAGE_QUEUE,
+    async (job) => {
+      const { events } = usageBatch.parse(job.data);
+      const res = await db.usageEvent.createMany({
+        data: events.map((e) => ({ ...e, at: new Date(e.at), costMicros: BigInt(e.costMicros) })),
+        skipDuplicates: true,
+      });
+      return { written: res.count, received: events.length };
+    },
+    { connection, concurrency: 4 },
+  );
+  worker.on("failed", (job, err) => log.warn("usage batch failed; it will be retried", { job: job?.id, error: err.message }));
+  log.info("usage worker running", { queue: USAGE_QUEUE });
+  return {
+    done,
+    async shutdown() {
+      await worker.close();
+      connection.disconnect();
+      await closePrisma();
+      finished();
+    },
+  };
+}

@@ -1,0 +1,3 @@
+// What the Temporal worker loads: every workflow, by its exported name.
+export { modelEntity } from "./model-entity.ts";
+export { serveModel } from "./serve.ts";
