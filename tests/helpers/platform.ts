@@ -1,0 +1,188 @@
+// A whole llmgw for one test file: its own database, data directory, ports, Temporal task queue
+// and node id, on the real services `npm test` started. Processes are real children, so a test
+// can kill one and start another.
+import { randomBytes } from "node:crypto";
+import { execFileSync } from "node:child_process";
+import fs from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import pg from "pg";
+import { ensureDatabase, migrate } from "../../common/migrate.ts";
+import { startChild, stopChild, tail, waitFor, LLMGW_BIN, type Child } from "../../common/children.ts";
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = net.createServer();
+    s.once("error", reject);
+    s.listen(0, "127.0.0.1", () => {
+      const p = (s.address() as net.AddressInfo).port;
+      s.close(() => resolve(p));
+    });
+  });
+}
+
+export interface Platform {
+  id: string;
+  dataDir: string;
+  env: NodeJS.ProcessEnv;
+  clientUrl: string;
+  adminUrl: string;
+  adminToken: string;
+  children: Map<string, Child>;
+  start(name: ProcessName): Promise<Child>;
+  kill(name: string, signal?: NodeJS.Signals): Promise<void>;
+  ctl(args: string[]): { code: number; stdout: string; stderr: string };
+  admin<T>(method: string, p: string, body?: unknown): Promise<T>;
+  /** Engine processes of this platform's agent, found by their replica records' pids. */
+  enginePids(model: string): number[];
+  stop(): Promise<void>;
+}
+
+type ProcessName = "gateway" | "worker-temporal" | "worker-usage" | "agent";
+
+const ARGS: Record<ProcessName, string[]> = {
+  gateway: ["gateway"],
+  "worker-temporal": ["worker", "temporal"],
+  "worker-usage": ["worker", "usage"],
+  agent: ["agent"],
+};
+
+const ALL: ProcessName[] = ["gateway", "worker-temporal", "worker-usage", "agent"];
+
+export async function startPlatform(opts: { processes?: ProcessName[] } = {}): Promise<Platform> {
+  const id = randomBytes(4).toString("hex");
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `llmgw-t-${id}-`));
+  const base = new URL(process.env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5433/llmgw_test");
+  base.pathname = `/llmgw_t_${id}`;
+  const databaseUrl = base.toString();
+  await ensureDatabase(databaseUrl);
+  await migrate(databaseUrl);
+
+  const [client, admin, metrics, control, agent] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const engineBase = 20000 + Math.floor(Math.random() * 400) * 100;
+  const adminToken = randomBytes(16).toString("hex");
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LLMGW_DATA_DIR: dataDir,
+    DATABASE_URL: databaseUrl,
+    LLMGW_TASK_QUEUE: `llmgw-test-${id}`,
+    LLMGW_TEMPORAL_NAMESPACE: process.env.LLMGW_TEMPORAL_NAMESPACE ?? "llmgw-test",
+    LLMGW_CLIENT_PORT: String(client),
+    LLMGW_ADMIN_PORT: String(admin),
+    LLMGW_METRICS_PORT: String(metrics),
+    LLMGW_CONTROL_PORT: String(control),
+    LLMGW_CONTROL_ADDRESS: `127.0.0.1:${control}`,
+    LLMGW_AGENT_PORT: String(agent),
+    LLMGW_NODE_ID: `node-${id}`,
+    LLMGW_ENGINE_PORT_MIN: String(engineBase),
+    LLMGW_ENGINE_PORT_MAX: String(engineBase + 99),
+    LLMGW_ADMIN_TOKEN: adminToken,
+    LLMGW_ADMIN_URL: `http://127.0.0.1:${admin}`,
+    LLMGW_HEARTBEAT_MS: "1000",
+    LLMGW_AGENT_STOP_ENGINES_ON_EXIT: "1",
+  };
+  const logDir = path.join(dataDir, "logs");
+  const children = new Map<string, Child>();
+  const adminUrl = `http://127.0.0.1:${admin}`;
+
+  const p: Platform = {
+    id,
+    dataDir,
+    env,
+    clientUrl: `http://127.0.0.1:${client}`,
+    adminUrl,
+    adminToken,
+    children,
+    async start(name) {
+      const child = startChild(name, ARGS[name], { env, logDir });
+      children.set(name, child);
+      if (name === "gateway") await waitFor("the gateway", async () => (await fetch(`${adminUrl}/health`)).ok, 60_000);
+      return child;
+    },
+    async kill(name, signal = "SIGKILL") {
+      const child = children.get(name);
+      if (!child) return;
+      child.proc.kill(signal);
+      await child.exited;
+      children.delete(name);
+    },
+    ctl(args) {
+      try {
+        const stdout = execFileSync(process.execPath, [LLMGW_BIN, "ctl", ...args], { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+        return { code: 0, stdout, stderr: "" };
+      } catch (err) {
+        const e = err as { status: number; stdout: string; stderr: string };
+        return { code: e.status, stdout: e.stdout, stderr: e.stderr };
+      }
+    },
+    async admin<T>(method: string, p2: string, body?: unknown): Promise<T> {
+      const res = await fetch(`${adminUrl}/api/v1${p2}`, {
+        method,
+        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
+        body: body === undefined ? undefined : JSON.stringify(body),
+      });
+      const json = (await res.json()) as T & { error?: { message: string } };
+      if (!res.ok) throw new Error(json.error?.message ?? `HTTP ${res.status}`);
+      return json;
+    },
+    enginePids(model) {
+      const pids: number[] = [];
+      for (const dir of fs.readdirSync("/proc")) {
+        if (!/^\d+$/.test(dir)) continue;
+        let cmd: string;
+        try {
+          cmd = fs.readFileSync(`/proc/${dir}/cmdline`, "utf8");
+        } catch {
+          continue;
+        }
+        const args = cmd.split("\0");
+        const m = args.indexOf("--model");
+        const portAt = args.indexOf("--port");
+        const port = Number(args[portAt + 1]);
+        if (args.some((a) => a.endsWith("sim-server.ts")) && args[m + 1] === model && port >= engineBase && port <= engineBase + 99) pids.push(Number(dir));
+      }
+      return pids;
+    },
+    async stop() {
+      // The agent last, so it can stop its engines.
+      for (const name of ALL) {
+        const child = children.get(name);
+        if (child) await stopChild(child, 10_000);
+      }
+      children.clear();
+      await dropDatabase(databaseUrl);
+    },
+  };
+
+  try {
+    const names = opts.processes ?? ALL;
+    for (const name of names) await p.start(name);
+    if (names.includes("agent")) {
+      await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
+    }
+  } catch (err) {
+    const logs = [...children.values()].map((c) => `--- ${c.name}\n${tail(c.logFile)}`).join("\n");
+    await p.stop();
+    throw new Error(`${(err as Error).message}\n${logs}`);
+  }
+  return p;
+}
+
+async function dropDatabase(url: string): Promise<void> {
+  const admin = new URL(url);
+  const name = admin.pathname.slice(1);
+  admin.pathname = "/postgres";
+  const c = new pg.Client({ connectionString: admin.toString() });
+  await c.connect();
+  try {
+    await c.query(`DROP DATABASE IF EXISTS "${name}" WITH (FORCE)`);
+  } finally {
+    await c.end();
+  }
+}
+
+/** A model name no earlier run used: Temporal keeps model/<name> workflows across runs. */
+export function uniqueModel(prefix: string): string {
+  return `${prefix}-${randomBytes(3).toString("hex")}`;
+}
