@@ -48,7 +48,7 @@ export async function proxy(req: Request, res: Response, endpoints: Endpoint[], 
           body: payload,
           signal: abort.signal,
         });
-      } catch (err) {
+      } catch {
         e.inflight--;
         if (abort.signal.aborted) return { status: 499, endpoint: e, usage: null, ttftMs: null };
         recordFailure(e);
