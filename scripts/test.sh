@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# What `npm test` runs: dependencies, generated code, the real services, a fresh test database,
+# the type check, the linter and every test under tests/{unit,integration,e2e}.
+#
+#   npm test                                   everything
+#   npm test -- tests/unit/foo.test.ts ...     only these files (type check and lint skipped)
+#   npm test -- --test-name-pattern=canary     extra flags go to `node --test`
+#
+# LLMGW_SKIP_CHECKS=1 skips the type check and lint; LLMGW_CHECKS=1 forces them with files given.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+section() { echo; echo "==> $*"; }
+
+files=()
+node_flags=()
+for a in "$@"; do
+  case "$a" in -*) node_flags+=("$a") ;; *) files+=("$a") ;; esac
+done
+
+if [ ! -d node_modules ] || [ ! -e node_modules/.package-lock.json ] \
+  || [ package-lock.json -nt node_modules/.package-lock.json ]; then
+  section "npm ci"
+  npm ci
+fi
+
+section "generate (prisma client, grpc types)"
+bash scripts/gen.sh
+
+section "services"
+bash scripts/services.sh start
+eval "$(bash scripts/services.sh env)"
+DATABASE_URL="$(bash scripts/services.sh createdb llmgw_test)"
+# Database 1 of the same Redis (or of REDIS_URL's server), emptied.
+REDIS_URL="$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/1"; console.log(u.toString())' "$REDIS_URL")"
+export DATABASE_URL REDIS_URL
+export LLMGW_TEMPORAL_NAMESPACE=llmgw-test
+redis-cli -u "$REDIS_URL" flushdb >/dev/null
+echo "DATABASE_URL=$DATABASE_URL REDIS_URL=$REDIS_URL TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS namespace=$LLMGW_TEMPORAL_NAMESPACE"
+
+checks_rc=0
+if [ "${LLMGW_SKIP_CHECKS:-0}" != 1 ] && { [ ${#files[@]} -eq 0 ] || [ "${LLMGW_CHECKS:-0}" = 1 ]; }; then
+  section "tsc --noEmit"
+  npx tsc --noEmit || checks_rc=$?
+  section "eslint ."
+  npx eslint . || { rc=$?; [ "$checks_rc" != 0 ] || checks_rc=$rc; }
+fi
+
+if [ ${#files[@]} -eq 0 ]; then
+  mapfile -t files < <(find tests/unit tests/integration tests/e2e -name '*.test.ts' 2>/dev/null | sort)
+fi
+
+section "tests (${#files[@]} files)"
+if [ ${#files[@]} -eq 0 ]; then
+  echo "no test files found under tests/unit, tests/integration, tests/e2e"
+  exit "$checks_rc"
+fi
+test_rc=0
+node --import tsx --test --test-concurrency=1 --test-timeout=600000 "${node_flags[@]}" "${files[@]}" || test_rc=$?
+
+if [ "$test_rc" != 0 ]; then exit "$test_rc"; fi
+if [ "$checks_rc" != 0 ]; then
+  echo "tests passed, but the type check or lint failed (exit $checks_rc)" >&2
+fi
+exit "$checks_rc"
