@@ -7,6 +7,7 @@ import { config } from "../common/config.ts";
 export class CtlError extends Error {}
 
 export interface AdminClient {
+  request<T>(method: string, p: string, body?: unknown): Promise<T>;
   get<T>(p: string): Promise<T>;
   post<T>(p: string, body: unknown): Promise<T>;
 }
@@ -27,11 +28,16 @@ function fromFiles(dataDir: string): { url?: string; token?: string } {
 export function adminClient(): AdminClient {
   const c = config();
   const files = fromFiles(c.dataDir);
-  const base = (c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`).replace(/\/$/, "");
+  const base = c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
   const token = c.LLMGW_ADMIN_TOKEN ?? files.token;
   if (!token) throw new CtlError(`no admin token: set LLMGW_ADMIN_TOKEN or run where ${c.dataDir}/admin-token exists`);
+  return adminClientFor(base, token);
+}
 
-  async function call<T>(method: string, p: string, body?: unknown): Promise<T> {
+/** A client for the admin API at `baseUrl`; errors carry the API's own message. */
+export function adminClientFor(baseUrl: string, token: string): AdminClient {
+  const base = baseUrl.replace(/\/$/, "");
+  async function request<T>(method: string, p: string, body?: unknown): Promise<T> {
     let res: Response;
     try {
       res = await fetch(`${base}/api/v1${p}`, {
@@ -44,8 +50,8 @@ export function adminClient(): AdminClient {
     }
     const text = await res.text();
     const json = text ? (JSON.parse(text) as T & { error?: { message: string; field?: string | null } }) : ({} as T & { error?: undefined });
-    if (!res.ok) throw new CtlError(json.error ? `${json.error.message}` : `admin API answered HTTP ${res.status}`);
+    if (!res.ok) throw new CtlError(json.error ? json.error.message : `admin API answered HTTP ${res.status}`);
     return json;
   }
-  return { get: (p) => call("GET", p), post: (p, b) => call("POST", p, b) };
+  return { request, get: (p) => request("GET", p), post: (p, b) => request("POST", p, b) };
 }

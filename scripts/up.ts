@@ -6,6 +6,7 @@ import path from "node:path";
 import { config } from "../common/config.ts";
 import { startChild, stopChild, tail, waitFor, type Child } from "../common/children.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
+import { adminClientFor } from "../ctl/admin-client.ts";
 
 const MODEL = "sim-chat";
 
@@ -53,16 +54,7 @@ export async function up(): Promise<number> {
     process.once("SIGTERM", () => resolve("SIGTERM"));
   });
 
-  const admin = async <T>(method: string, p: string, body?: unknown): Promise<T> => {
-    const res = await fetch(`${adminUrl}/api/v1${p}`, {
-      method,
-      headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const json = (await res.json()) as T & { error?: { message: string } };
-    if (!res.ok) throw new Error(json.error?.message ?? `HTTP ${res.status}`);
-    return json;
-  };
+  const admin = adminClientFor(adminUrl, adminToken).request;
 
   try {
     const ready = (async () => {

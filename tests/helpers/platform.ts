@@ -9,9 +9,10 @@ import os from "node:os";
 import path from "node:path";
 import pg from "pg";
 import { ensureDatabase, migrate } from "../../common/migrate.ts";
+import { adminClientFor, type AdminClient } from "../../ctl/admin-client.ts";
 import { startChild, stopChild, tail, waitFor, LLMGW_BIN, type Child } from "../../common/children.ts";
 
-async function freePort(): Promise<number> {
+export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const s = net.createServer();
     s.once("error", reject);
@@ -33,7 +34,7 @@ export interface Platform {
   start(name: ProcessName): Promise<Child>;
   kill(name: string, signal?: NodeJS.Signals): Promise<void>;
   ctl(args: string[]): { code: number; stdout: string; stderr: string };
-  admin<T>(method: string, p: string, body?: unknown): Promise<T>;
+  admin: AdminClient["request"];
   /** Engine processes of this platform's agent, found by their replica records' pids. */
   enginePids(model: string): number[];
   stop(): Promise<void>;
@@ -116,16 +117,7 @@ export async function startPlatform(opts: { processes?: ProcessName[] } = {}): P
         return { code: e.status, stdout: e.stdout, stderr: e.stderr };
       }
     },
-    async admin<T>(method: string, p2: string, body?: unknown): Promise<T> {
-      const res = await fetch(`${adminUrl}/api/v1${p2}`, {
-        method,
-        headers: { authorization: `Bearer ${adminToken}`, "content-type": "application/json" },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-      const json = (await res.json()) as T & { error?: { message: string } };
-      if (!res.ok) throw new Error(json.error?.message ?? `HTTP ${res.status}`);
-      return json;
-    },
+    admin: adminClientFor(adminUrl, adminToken).request,
     enginePids(model) {
       const pids: number[] = [];
       for (const dir of fs.readdirSync("/proc")) {
