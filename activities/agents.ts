@@ -24,6 +24,7 @@ export function agentActivities(deps: ActivityDeps) {
       engine: string;
       args: string[];
       nodeId: string;
+      gpus?: number[];
     }): Promise<ReplicaRef> {
       const address = await nodeAddress(deps, input.nodeId);
       let status;
@@ -34,13 +35,14 @@ export function agentActivities(deps: ActivityDeps) {
           version: input.version,
           engine: input.engine,
           args: input.args,
+          gpus: input.gpus ?? [],
         });
       } catch (err) {
         // The agent refusing the engine or its flags will not change on a retry.
         if ((err as { code?: number }).code === 3) throw ApplicationFailure.nonRetryable((err as Error).message, "InvalidEngineRequest");
         throw err;
       }
-      const data = { modelName: input.model, versionId: input.versionId, nodeId: input.nodeId, port: status.port, url: status.url, state: "starting" };
+      const data = { modelName: input.model, versionId: input.versionId, nodeId: input.nodeId, gpus: input.gpus ?? [], port: status.port, url: status.url, state: "starting" };
       await deps.db.replica.upsert({ where: { id: input.replicaId }, create: { id: input.replicaId, ...data }, update: data });
       return { id: input.replicaId, model: input.model, version: input.version, nodeId: input.nodeId, url: status.url };
     },

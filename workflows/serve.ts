@@ -51,7 +51,7 @@ export async function serveModel(input: ServeInput): Promise<{ replicas: Replica
   if (need > 0) {
     try {
       progress.message = `placing ${need} replica(s)`;
-      const nodes = await quick.placeReplicas({ model: input.model, count: need });
+      const nodes = await quick.placeReplicas({ model: input.model, version: input.version, count: need });
       progress.phase = "starting";
       await Promise.all(
         nodes.map(async (node) => {
@@ -66,6 +66,7 @@ export async function serveModel(input: ServeInput): Promise<{ replicas: Replica
             engine: input.engine,
             args: input.args,
             nodeId: node.nodeId,
+            gpus: node.gpus,
           });
           progress.phase = "waiting-ready";
           await bringUp(replica);

@@ -1,0 +1,50 @@
+// The fleet and a model's needs as placement sees them, read from the store: nodes with their
+// GPUs (from the agents' inventory) and the GPUs replicas already hold; the model's profile.
+import type { ActivityDeps } from "./deps.ts";
+import type { FleetNode, Requirement } from "./placement-plan.ts";
+import { profile as profileSchema } from "../common/catalog.ts";
+
+interface InventoryGpu {
+  index?: number;
+  memoryTotalMib?: number;
+  memoryUsedMib?: number;
+  computeCapability?: string;
+}
+
+export async function fleetView(deps: ActivityDeps, model: string): Promise<FleetNode[]> {
+  const nodes = await deps.db.node.findMany({ include: { replicas: { select: { modelName: true, gpus: true } } } });
+  const now = Date.now();
+  return nodes.map((n) => {
+    const inv = (n.inventory ?? {}) as { gpus?: InventoryGpu[] };
+    return {
+      id: n.id,
+      cordoned: n.cordoned,
+      fresh: now - n.lastSeen.getTime() < deps.nodeFreshMs,
+      labels: (n.labels ?? {}) as Record<string, string>,
+      gpus: (inv.gpus ?? []).map((g) => ({
+        index: g.index ?? 0,
+        memoryTotalMiB: Number(g.memoryTotalMib ?? 0),
+        memoryUsedMiB: Number(g.memoryUsedMib ?? 0),
+        computeCapability: Number(g.computeCapability ?? 0),
+      })),
+      busyGpus: n.replicas.flatMap((r) => r.gpus),
+      modelReplicas: n.replicas.filter((r) => r.modelName === model).length,
+      totalReplicas: n.replicas.length,
+    };
+  });
+}
+
+/** What one replica of the model needs, from its first profile (CPU-only when it has none). */
+export async function requirementFor(deps: ActivityDeps, model: string, _version: string, count: number, avoid: string[]): Promise<Requirement> {
+  const row = await deps.db.model.findUnique({ where: { name: model } });
+  const profiles = profileSchema.array().safeParse(row?.profiles ?? []);
+  const p = profiles.success ? profiles.data[0] : undefined;
+  return {
+    count,
+    gpusPerReplica: p?.gpu ? Math.max(1, p.gpus_per_replica) : 0,
+    minComputeCapability: p?.gpu?.min_compute_capability ?? 0,
+    memoryPerGpuMiB: (p?.gpu?.min_memory_gb ?? 0) * 1024,
+    labels: p?.labels ?? {},
+    avoid,
+  };
+}

@@ -1,0 +1,79 @@
+// A model's catalog entry as operators write it (model.yaml), checked with zod. Errors say what is
+// wrong and where (`versions.0.context_length: …`), so a typo never reaches a node.
+import { z } from "zod";
+
+export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui"] as const;
+export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+const source = z.union([
+  z.strictObject({ url: z.url({ protocol: /^https?$/ }), sha256: z.string().regex(/^[a-f0-9]{64}$/).optional() }),
+  z.strictObject({ set: z.string().min(1), sha256: z.string().regex(/^[a-f0-9]{64}$/).optional() }),
+  z.strictObject({ path: z.string().startsWith("/", "a local path must be absolute") }),
+  z.strictObject({ hub: z.string().min(1) }),
+  z.strictObject({}),
+]);
+
+const version = z
+  .strictObject({
+    version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
+    engine: z.enum(ENGINES, { error: () => `unknown engine; known: ${ENGINES.join(", ")}` }),
+    source: source.default({}),
+    args: z.array(z.string().max(1000)).max(100).default([]),
+    context_length: z.number().int().positive().default(4096),
+    /** The context the model was trained for; serving more is refused. */
+    trained_context: z.number().int().positive().optional(),
+    max_output: z.number().int().positive().default(1024),
+  })
+  .check((ctx) => {
+    const v = ctx.value;
+    if (v.trained_context && v.context_length > v.trained_context) {
+      ctx.issues.push({
+        code: "custom",
+        path: ["context_length"],
+        message: `${v.context_length} is more than the ${v.trained_context} tokens the model was trained for`,
+        input: v.context_length,
+      });
+    }
+    if (v.max_output > v.context_length) {
+      ctx.issues.push({ code: "custom", path: ["max_output"], message: `longer than the context (${v.context_length})`, input: v.max_output });
+    }
+  });
+
+export const profile = z.strictObject({
+  name: z.string().min(1).default("default"),
+  gpu: z.strictObject({ min_compute_capability: z.number().positive().default(0), min_memory_gb: z.number().nonnegative().default(0) }).optional(),
+  labels: z.record(z.string(), z.string()).default({}),
+  replicas: z.number().int().nonnegative().default(1),
+  gpus_per_replica: z.number().int().nonnegative().default(0),
+});
+export type Profile = z.infer<typeof profile>;
+
+export const modelEntry = z
+  .strictObject({
+    name: z.string().regex(MODEL_NAME, "letters, digits, . _ - (at most 64)"),
+    owner: z.string().default("llmgw"),
+    licence: z.string().optional(),
+    routing_profile: z.enum(["chat", "batch", "long-context"]).default("chat"),
+    allow_pickle: z.boolean().default(false),
+    min_replicas: z.number().int().nonnegative().default(1),
+    versions: z.array(version).min(1),
+    profiles: z.array(profile).default([{ name: "default", labels: {}, replicas: 1, gpus_per_replica: 0 }]),
+  })
+  .check((ctx) => {
+    const seen = new Set<string>();
+    ctx.value.versions.forEach((v, i) => {
+      if (seen.has(v.version)) ctx.issues.push({ code: "custom", path: ["versions", i, "version"], message: `version ${v.version} appears twice`, input: v.version });
+      seen.add(v.version);
+    });
+    ctx.value.profiles.forEach((p, i) => {
+      if (p.gpu && p.gpus_per_replica === 0) {
+        ctx.issues.push({ code: "custom", path: ["profiles", i, "gpus_per_replica"], message: "a GPU profile needs at least one GPU per replica", input: 0 });
+      }
+    });
+  });
+export type ModelEntry = z.infer<typeof modelEntry>;
+
+/** Every problem zod found, one line each, with where it is. */
+export function describeIssues(err: z.ZodError): string[] {
+  return err.issues.map((i) => `${i.path.map(String).join(".") || "(top)"}: ${i.message}`);
+}
