@@ -11,7 +11,7 @@ interface InventoryGpu {
   computeCapability?: string;
 }
 
-export async function fleetView(deps: ActivityDeps, model: string): Promise<FleetNode[]> {
+export async function fleetView(deps: Pick<ActivityDeps, "db" | "nodeFreshMs">, model: string): Promise<FleetNode[]> {
   const nodes = await deps.db.node.findMany({ include: { replicas: { select: { modelName: true, gpus: true } } } });
   const now = Date.now();
   return nodes.map((n) => {
@@ -35,7 +35,7 @@ export async function fleetView(deps: ActivityDeps, model: string): Promise<Flee
 }
 
 /** What one replica of the model needs, from its first profile (CPU-only when it has none). */
-export async function requirementFor(deps: ActivityDeps, model: string, _version: string, count: number, avoid: string[]): Promise<Requirement> {
+export async function requirementFor(deps: Pick<ActivityDeps, "db">, model: string, _version: string, count: number, avoid: string[]): Promise<Requirement> {
   const row = await deps.db.model.findUnique({ where: { name: model } });
   const profiles = profileSchema.array().safeParse(row?.profiles ?? []);
   const p = profiles.success ? profiles.data[0] : undefined;

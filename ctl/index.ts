@@ -16,7 +16,8 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
-  model serve NAME --engine sim --replicas N [--version V] [--arg X]… [--wait]
+  model add -f model.yaml    model remove NAME   model explain-placement NAME [--replicas N]
+  model serve NAME [--engine sim] --replicas N [--version V] [--arg X]… [--wait]
   model show NAME            models             nodes
   operation show ID [--follow]
   projects create NAME | list

@@ -1,5 +1,7 @@
 // ctl models / ctl model serve|show: the catalog and model operations.
+import fs from "node:fs";
 import { parseArgs } from "node:util";
+import { parse as parseYaml } from "yaml";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { followOperation } from "./operations.ts";
 import { printJson, printTable } from "./output.ts";
@@ -26,7 +28,43 @@ export async function modelCommand(argv: string[]): Promise<void> {
   if (cmd === "serve") return serve(rest);
   if (cmd === "show") return show(rest);
   if (cmd === "list") return listModels(rest);
-  throw new CtlError(`usage: llmgw ctl model serve|show|list …  (unknown: ${cmd ?? "nothing"})`);
+  if (cmd === "add") return add(rest);
+  if (cmd === "remove") return remove(rest);
+  if (cmd === "explain-placement") return explainPlacement(rest);
+  throw new CtlError(`usage: llmgw ctl model add|serve|show|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
+}
+
+async function add(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { file: { type: "string", short: "f" }, json: { type: "boolean" } } });
+  if (!values.file) throw new CtlError("usage: llmgw ctl model add -f model.yaml [--json]");
+  let entry: unknown;
+  try {
+    entry = parseYaml(fs.readFileSync(values.file, "utf8"));
+  } catch (err) {
+    throw new CtlError(`${values.file}: ${(err as Error).message}`);
+  }
+  const r = await adminClient().post<{ name: string; created: boolean; versions: string[] }>("/models", entry);
+  if (values.json) return printJson(r);
+  process.stdout.write(`model ${r.name} ${r.created ? "added" : "updated"} (versions ${r.versions.join(", ")})\n`);
+}
+
+async function remove(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: "boolean" } } });
+  if (!positionals[0]) throw new CtlError("usage: llmgw ctl model remove NAME [--json]");
+  const r = await adminClient().request<{ name: string }>("DELETE", `/models/${encodeURIComponent(positionals[0])}`);
+  if (values.json) return printJson(r);
+  process.stdout.write(`model ${r.name} removed\n`);
+}
+
+async function explainPlacement(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { replicas: { type: "string", default: "1" }, json: { type: "boolean" } } });
+  if (!positionals[0]) throw new CtlError("usage: llmgw ctl model explain-placement NAME [--replicas N] [--json]");
+  type P = { ok: true; replicas: { nodeId: string; gpus: number[] }[] } | { ok: false; reason: string; nodes: { node: string; reason: string }[] };
+  const p = await adminClient().get<P>(`/models/${encodeURIComponent(positionals[0])}/placement?replicas=${encodeURIComponent(values.replicas)}`);
+  if (values.json) return printJson(p);
+  if (p.ok) return printTable(["REPLICA", "NODE", "GPUS"], p.replicas.map((r, i) => [i + 1, r.nodeId, r.gpus.join(",") || "-"]));
+  process.stdout.write("nothing fits:\n");
+  printTable(["NODE", "WHY NOT"], p.nodes.map((n) => [n.node, n.reason]));
 }
 
 async function serve(argv: string[]): Promise<void> {
@@ -34,16 +72,16 @@ async function serve(argv: string[]): Promise<void> {
     args: argv,
     allowPositionals: true,
     options: {
-      engine: { type: "string", default: "sim" },
+      engine: { type: "string" },
       replicas: { type: "string", default: "1" },
-      version: { type: "string", default: "v1" },
-      arg: { type: "string", multiple: true, default: [] },
+      version: { type: "string" },
+      arg: { type: "string", multiple: true },
       wait: { type: "boolean" },
       json: { type: "boolean" },
     },
   });
   const name = positionals[0];
-  if (!name) throw new CtlError("usage: llmgw ctl model serve NAME [--engine sim] [--replicas N] [--version V] [--arg X]… [--wait] [--json]");
+  if (!name) throw new CtlError("usage: llmgw ctl model serve NAME [--engine E (else the catalog's)] [--replicas N] [--version V] [--arg X]… [--wait] [--json]");
   const replicas = Number(values.replicas);
   if (!Number.isInteger(replicas) || replicas < 0) throw new CtlError("--replicas: a whole number ≥ 0");
   const started = await adminClient().post<{ operationId: string; uiUrl: string }>(`/models/${encodeURIComponent(name)}/serve`, {

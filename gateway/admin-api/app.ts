@@ -4,6 +4,7 @@ import express from "express";
 import type { Client } from "@temporalio/client";
 import type { PrismaClient } from "../../common/db.ts";
 import { adminErrorHandler, AdminError } from "./errors.ts";
+import { catalogRoutes } from "./catalog.ts";
 import { modelRoutes } from "./models.ts";
 import { tenancyRoutes } from "./tenancy.ts";
 
@@ -24,6 +25,7 @@ export function adminApi(opts: { db: PrismaClient; temporal: Client; taskQueue: 
       data: nodes.map((n) => ({ id: n.id, address: n.address, cordoned: n.cordoned, lastSeen: n.lastSeen, replicas: n._count.replicas, labels: n.labels, inventory: n.inventory })),
     });
   });
+  app.use("/api/v1", catalogRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", tenancyRoutes(opts.db));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));

@@ -6,25 +6,26 @@ import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { workflowUiUrl } from "../../common/temporal.ts";
 import { progressQuery, serveUpdate, stateQuery } from "../../workflows/messages.ts";
-import { modelWorkflowId, type ModelState } from "../../workflows/model-types.ts";
+import { modelWorkflowId, type ModelState, type ServeCommand } from "../../workflows/model-types.ts";
+import { ENGINES } from "../../common/catalog.ts";
+import { modelNameParam } from "./catalog.ts";
 import { operationSearchAttributes } from "../../workflows/search-attributes.ts";
 import { AdminError, check } from "./errors.ts";
 
-export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
-const KNOWN_ENGINES = ["sim"];
-
+// Without an engine, the catalog's version (the newest, or the one named) says how to serve.
 const serveBody = z.object({
-  engine: z.string().refine((e) => KNOWN_ENGINES.includes(e), { message: `unknown engine; known: ${KNOWN_ENGINES.join(", ")}` }),
+  engine: z.enum(ENGINES, { error: () => `unknown engine; known: ${ENGINES.join(", ")}` }).optional(),
   replicas: z.number().int().min(0).max(1000),
-  version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).default("v1"),
-  args: z.array(z.string().max(1000)).max(100).default([]),
+  version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
+  args: z.array(z.string().max(1000)).max(100).optional(),
   contextLength: z.number().int().positive().optional(),
 });
 
-function modelName(raw: unknown): string {
-  const name = String(raw);
-  if (!MODEL_NAME.test(name)) throw new AdminError(400, "model name: letters, digits, . _ - (at most 64)", "name");
-  return name;
+async function serveCommand(db: PrismaClient, name: string, body: z.infer<typeof serveBody>): Promise<ServeCommand> {
+  if (body.engine) return { engine: body.engine, replicas: body.replicas, version: body.version ?? "v1", args: body.args ?? [], contextLength: body.contextLength };
+  const v = await db.modelVersion.findFirst({ where: { modelName: name, ...(body.version ? { version: body.version } : {}) }, orderBy: { createdAt: "desc" } });
+  if (!v) throw new AdminError(400, `model '${name}'${body.version ? ` has no version ${body.version}` : " is not in the catalog"}: add it (ctl model add -f) or give an engine`, "engine");
+  return { engine: v.engine, replicas: body.replicas, version: v.version, args: body.args ?? (v.args as string[]), contextLength: body.contextLength ?? v.contextLength };
 }
 
 async function entityState(temporal: Client, name: string): Promise<ModelState | null> {
@@ -52,7 +53,7 @@ export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: strin
   });
 
   r.get("/models/:name", async (req, res) => {
-    const name = modelName(req.params.name);
+    const name = modelNameParam(req.params.name);
     const m = await db.model.findUnique({ where: { name }, include: { versions: true, replicas: { include: { version: true } } } });
     const state = await entityState(temporal, name).catch(() => null);
     if (!m && !state) throw new AdminError(404, `no model '${name}'`, "name");
@@ -66,8 +67,8 @@ export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: strin
   });
 
   r.post("/models/:name/serve", async (req, res) => {
-    const name = modelName(req.params.name);
-    const cmd = check(serveBody, req.body);
+    const name = modelNameParam(req.params.name);
+    const cmd = await serveCommand(db, name, check(serveBody, req.body));
     const workflowId = modelWorkflowId(name);
     const start = new WithStartWorkflowOperation("modelEntity", {
       workflowId,
