@@ -9,8 +9,10 @@ import type { StopReplicaResponse__Output } from "../common/generated/proto/llmg
 import type { ListReplicasResponse__Output } from "../common/generated/proto/llmgw/agent/v1/ListReplicasResponse.ts";
 import type { FetchRequest } from "../common/generated/proto/llmgw/agent/v1/FetchRequest.ts";
 import type { FetchProgress__Output } from "../common/generated/proto/llmgw/agent/v1/FetchProgress.ts";
+import type { LogsRequest } from "../common/generated/proto/llmgw/agent/v1/LogsRequest.ts";
+import type { LogChunk__Output } from "../common/generated/proto/llmgw/agent/v1/LogChunk.ts";
 
-export type { StartReplicaRequest, StopReplicaRequest, StopReplicaResponse__Output, ListReplicasResponse__Output, FetchRequest, FetchProgress__Output };
+export type { StartReplicaRequest, StopReplicaRequest, StopReplicaResponse__Output, ListReplicasResponse__Output, FetchRequest, FetchProgress__Output, LogsRequest, LogChunk__Output };
 
 export interface CallOpts {
   /** Deadline of this call in ms; default the client's (10 s). */
@@ -24,6 +26,8 @@ export interface AgentApi {
   listReplicas(o?: CallOpts): Promise<ListReplicasResponse__Output>;
   /** Streams progress to `onProgress`; resolves with the last message (done, with the path). */
   fetch(req: FetchRequest, onProgress?: (p: FetchProgress__Output) => void, o?: CallOpts): Promise<FetchProgress__Output>;
+  /** A replica's output as a stream of chunks; cancel() it to stop following. No deadline unless given. */
+  logs(req: LogsRequest, o?: CallOpts): grpc.ClientReadableStream<LogChunk__Output>;
   close(): void;
 }
 
@@ -60,6 +64,7 @@ export function agentClient(address: string, token: string, defaults: { timeoutM
             : reject(Object.assign(new Error("fetch ended before it was done"), { code: grpc.status.UNKNOWN, details: "fetch ended before it was done" })),
         );
       }),
+    logs: (req, o) => client.Logs(req, tokenMetadata(token), o?.timeoutMs ? deadline(o.timeoutMs) : {}),
     close: () => client.close(),
   };
 }

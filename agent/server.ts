@@ -5,7 +5,6 @@
 // at first start with mode 0600 — the gateway reads the same file, so a local setup agrees).
 // Engines outlive the agent: close() leaves them running unless LLMGW_AGENT_STOP_ENGINES_ON_EXIT=1,
 // and the next agent on the same data directory adopts them.
-import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
@@ -16,6 +15,9 @@ import { agentProto, hasClusterToken, UNAUTHENTICATED, type AgentHandlers, type 
 import { readOrCreateSecret } from "../common/secrets.ts";
 import { inventory, parseLabels } from "./discovery/inventory.ts";
 import { ReplicaError, Supervisor } from "./supervisor/replicas.ts";
+import { FetchError } from "./fetch/errors.ts";
+import { followLog } from "./supervisor/log-follow.ts";
+import { Fetcher } from "./fetch/fetcher.ts";
 import { startControlLink, type ControlLink } from "./control-client.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -98,61 +100,6 @@ function bindAddress(host: string, port: number): string {
   return host.includes(":") && !host.startsWith("[") ? `[${host}]:${port}` : `${host}:${port}`;
 }
 
-const PICKLE_EXT = /\.(pt|pth|pkl|pickle|ckpt|bin)$/i;
-
-function listFiles(root: string): string[] {
-  const out: string[] = [];
-  for (const e of fs.readdirSync(root, { withFileTypes: true })) {
-    const p = path.join(root, e.name);
-    if (e.isDirectory()) out.push(...listFiles(p));
-    else if (e.isFile()) out.push(p);
-  }
-  return out;
-}
-
-async function sha256File(file: string): Promise<string> {
-  const h = createHash("sha256");
-  for await (const chunk of fs.createReadStream(file)) h.update(chunk as Buffer);
-  return h.digest("hex");
-}
-
-class FetchError extends Error {
-  constructor(
-    readonly code: grpc.status,
-    message: string,
-  ) {
-    super(message);
-  }
-}
-
-/** A local path source (absolute path or file:// URL): its size, checked, and where it is. */
-async function fetchLocal(source: string, sha256: string, allowPickle: boolean): Promise<{ size: number; path: string } | null> {
-  let p: string;
-  if (source.startsWith("file://")) p = fileURLToPath(source);
-  else if (path.isAbsolute(source)) p = source;
-  else return null;
-  let st: fs.Stats;
-  try {
-    st = fs.statSync(p);
-  } catch {
-    throw new FetchError(grpc.status.NOT_FOUND, `${p} does not exist on this node`);
-  }
-  const files = st.isDirectory() ? listFiles(p) : [p];
-  if (!allowPickle) {
-    const pickled = files.find((f) => PICKLE_EXT.test(f));
-    if (pickled) {
-      throw new FetchError(grpc.status.FAILED_PRECONDITION, `${pickled} may be a pickle file; the catalog does not allow pickle weights for this model`);
-    }
-  }
-  if (sha256) {
-    if (st.isDirectory()) throw new FetchError(grpc.status.INVALID_ARGUMENT, "sha256 can be checked for a single file, not a directory");
-    const got = await sha256File(p);
-    if (got !== sha256.toLowerCase()) throw new FetchError(grpc.status.DATA_LOSS, `${p}: sha256 is ${got}, expected ${sha256}`);
-  }
-  const size = files.reduce((n, f) => n + fs.statSync(f).size, 0);
-  return { size, path: p };
-}
-
 export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningAgent> {
   const o: AgentOptions = { ...defaults(), ...Object.fromEntries(Object.entries(opts ?? {}).filter(([, v]) => v !== undefined)) };
   if (!NODE_ID.test(o.nodeId)) throw new Error(`LLMGW_NODE_ID "${o.nodeId}" must be letters, digits, ".", "_" or "-"`);
@@ -181,6 +128,8 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     server.forceShutdown();
     throw err;
   }
+
+  const fetcher = new Fetcher(path.join(dataDir, "weights"));
 
   const describe = (): Promise<NodeInfo> =>
     inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version });
@@ -211,20 +160,33 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
         call.emit("error", UNAUTHENTICATED);
         return;
       }
-      const { source, sha256, allowPickle } = call.request;
-      fetchLocal(source, sha256, allowPickle).then(
-        (got) => {
-          if (!got) {
-            call.emit("error", {
-              code: grpc.status.UNIMPLEMENTED,
-              details: `fetching "${source}" is not implemented yet: only a local absolute path or file:// URL is`,
-            });
-            return;
-          }
-          call.write({ bytes: got.size, total: got.size, bytesPerSecond: 0, done: true, path: got.path });
-          call.end();
-        },
+      fetcher.fetch(call.request, (p) => {
+        if (!call.cancelled) call.write(p);
+      }).then(
+        () => call.end(),
         (err) => call.emit("error", fail(err, "Fetch")),
+      );
+    },
+    Logs: (call) => {
+      if (!hasClusterToken(call, token)) {
+        call.emit("error", UNAUTHENTICATED);
+        return;
+      }
+      const { replicaId, tailBytes, follow } = call.request;
+      const file = supervisor.knownLogPath(replicaId);
+      if (!file) {
+        call.emit("error", { code: grpc.status.NOT_FOUND, details: `no log for replica "${replicaId}" on this node` });
+        return;
+      }
+      const ac = new AbortController();
+      call.on("cancelled", () => ac.abort());
+      void (async () => {
+        for await (const data of followLog(file, { tailBytes: tailBytes > 0 ? tailBytes : 64 << 10, follow, signal: ac.signal })) {
+          if (!call.write({ data })) await new Promise((resolve) => call.once("drain", resolve));
+        }
+      })().then(
+        () => call.end(),
+        (err) => call.emit("error", fail(err, "Logs")),
       );
     },
   };

@@ -1,6 +1,7 @@
 // The agent's adapter for the `sim` engine (agent/engines/sim-server.ts): the command that
 // starts one replica, and a check of the extra flags a profile may give it.
 import { join } from "node:path";
+import { ENGINE_API_KEY_ENV, type EngineAdapter } from "./adapter.ts";
 import { SIM_FLAGS, parseSimFlags, simSettingsSchema } from "./sim-server.ts";
 
 export const SIM_HEALTH_PATH = "/health";
@@ -13,7 +14,7 @@ const AGENT_FLAGS = new Set(["--port", "--model", "--host"]);
  * directory, so that `--import tsx` resolves. An API key travels in the environment: the agent
  * adds it to `env` under the name given with `--api-key-env`.
  */
-export function simCommand(opts: { port: number; model: string; args: string[]; repoRoot: string }): {
+export function simCommand(opts: { port: number; model: string; args: string[]; repoRoot: string; env?: Readonly<Record<string, string>> }): {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -29,6 +30,8 @@ export function simCommand(opts: { port: number; model: string; args: string[]; 
       "--model",
       opts.model,
       ...opts.args,
+      // The key the agent was given, unless the catalog names its own variable.
+      ...(opts.env?.[ENGINE_API_KEY_ENV] && !opts.args.some((a) => a.startsWith("--api-key-env")) ? ["--api-key-env", ENGINE_API_KEY_ENV] : []),
     ],
     env: {},
   };
@@ -58,3 +61,5 @@ export function validateSimArgs(args: string[]): string | null {
   }
   return null;
 }
+
+export const simAdapter: EngineAdapter = { command: simCommand, validateArgs: validateSimArgs, healthPath: SIM_HEALTH_PATH, metricsPath: "/metrics" };

@@ -16,23 +16,12 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import type { ReplicaStatus, StartReplicaRequest__Output } from "../../common/proto.ts";
 import { log } from "../../common/logging.ts";
-import { simCommand, validateSimArgs, SIM_HEALTH_PATH } from "../engines/sim.ts";
+import type { EngineAdapter } from "../engines/adapter.ts";
+import { ENGINES } from "../engines/registry.ts";
+import { LOG_CAP_BYTES, LOG_CAP_CHECK_MS, watchLogCap } from "./log-cap.ts";
 
-/** How the agent starts one kind of engine. */
-export interface EngineAdapter {
-  command(o: { port: number; model: string; args: string[]; repoRoot: string }): {
-    command: string;
-    args: string[];
-    env?: Record<string, string>;
-  };
-  /** null when the arguments are acceptable, otherwise why not. */
-  validateArgs(args: string[]): string | null;
-  healthPath: string;
-}
-
-export const ENGINES: Record<string, EngineAdapter> = {
-  sim: { command: simCommand, validateArgs: validateSimArgs, healthPath: SIM_HEALTH_PATH },
-};
+export type { EngineAdapter } from "../engines/adapter.ts";
+export { ENGINES } from "../engines/registry.ts";
 
 /** Variables an engine never inherits from the agent. */
 export const WITHHELD_ENV = ["LLMGW_CLUSTER_TOKEN", "LLMGW_ADMIN_TOKEN", "DATABASE_URL", "REDIS_URL"];
@@ -91,6 +80,9 @@ export interface SupervisorOptions {
   engines?: Record<string, EngineAdapter>;
   /** How often an adopted process is checked for life (a spawned one reports its own exit). */
   aliveCheckMs?: number;
+  /** An engine log past this many bytes is emptied (checked every logCapCheckMs). */
+  logCapBytes?: number;
+  logCapCheckMs?: number;
 }
 
 const REPLICA_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -196,6 +188,7 @@ export class Supervisor {
   private readonly logsDir: string;
   private nextPort: number;
   private closed = false;
+  private readonly stopLogCap: () => void;
 
   constructor(private readonly opts: SupervisorOptions) {
     if (opts.portMin > opts.portMax) throw new Error(`engine port range ${opts.portMin}-${opts.portMax} is empty`);
@@ -205,10 +198,22 @@ export class Supervisor {
     fs.mkdirSync(this.recordsDir, { recursive: true, mode: 0o700 });
     fs.mkdirSync(this.logsDir, { recursive: true, mode: 0o700 });
     this.nextPort = opts.portMin;
+    this.stopLogCap = watchLogCap(
+      () => [...this.replicas.values()].filter((r) => this.alive(r)).map((r) => this.logPath(r.rec.id)),
+      opts.logCapBytes ?? LOG_CAP_BYTES,
+      opts.logCapCheckMs ?? LOG_CAP_CHECK_MS,
+    );
   }
 
   logPath(id: string): string {
     return path.join(this.logsDir, `${id}.log`);
+  }
+
+  /** The log of a replica this node has run, or null (an unknown or malformed id). */
+  knownLogPath(id: string): string | null {
+    if (!REPLICA_ID.test(id)) return null;
+    const file = this.logPath(id);
+    return fs.existsSync(file) ? file : null;
   }
 
   private recordPath(id: string): string {
@@ -331,7 +336,15 @@ export class Supervisor {
 
     const port = await this.pickPort();
     try {
-      const cmd = adapter.command({ port, model: req.model, args: [...req.args], repoRoot: this.opts.repoRoot });
+      const cmd = adapter.command({
+        port,
+        model: req.model,
+        weights: req.weights || req.model,
+        contextLength: req.contextLength,
+        args: [...req.args],
+        env: req.env,
+        repoRoot: this.opts.repoRoot,
+      });
       const env: NodeJS.ProcessEnv = { ...process.env };
       for (const k of WITHHELD_ENV) delete env[k];
       Object.assign(env, cmd.env ?? {}, req.env);
@@ -574,6 +587,7 @@ export class Supervisor {
       await Promise.all([...this.replicas.keys()].map((id) => this.stop(id).catch(() => false)));
     }
     this.closed = true;
+    this.stopLogCap();
     for (const r of this.replicas.values()) {
       clearInterval(r.healthTimer);
       clearInterval(r.aliveTimer);

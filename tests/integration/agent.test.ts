@@ -380,7 +380,7 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
     r2 = r2b;
   });
 
-  await t.test("Fetch: a local path streams one done message; other sources are UNIMPLEMENTED", async () => {
+  await t.test("Fetch: a local path streams one done message; a hub id is left to the engine", async () => {
     const file = path.join(dataDir, "weights.gguf");
     fs.writeFileSync(file, Buffer.alloc(1234, 7));
     const seen: number[] = [];
@@ -389,8 +389,46 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
     assert.equal(last.done, true);
     assert.equal(last.total, 1234);
     assert.equal(last.path, file);
-    await assert.rejects(a2.fetch({ source: "https://example.com/w.gguf" }), (e) => grpcCode(e) === grpc.status.UNIMPLEMENTED);
+    const hub = await a2.fetch({ source: "Qwen/Qwen2.5-0.5B-Instruct" });
+    assert.equal(hub.done, true);
+    assert.equal(hub.path, "Qwen/Qwen2.5-0.5B-Instruct");
+    await assert.rejects(a2.fetch({ source: "../w.gguf" }), (e) => grpcCode(e) === grpc.status.INVALID_ARGUMENT);
     await assert.rejects(a2.fetch({ source: path.join(dataDir, "missing") }), (e) => grpcCode(e) === grpc.status.NOT_FOUND);
+  });
+
+  await t.test("StartReplica refuses engine flags with the reason", async () => {
+    await assert.rejects(
+      a2.startReplica({ replicaId: "bad-flags", model: "m", engine: "vllm", args: ["--trust_remote=1"] }),
+      (e) => grpcCode(e) === grpc.status.INVALID_ARGUMENT && /--trust_remote=1 abbreviates --trust-remote-code, which runs code/.test((e as grpc.ServiceError).details),
+    );
+    await assert.rejects(
+      a2.startReplica({ replicaId: "bad-flags", model: "m", engine: "comfyui", args: ["--listen", "0.0.0.0"] }),
+      (e) => grpcCode(e) === grpc.status.INVALID_ARGUMENT && /beyond loopback/.test((e as grpc.ServiceError).details),
+    );
+  });
+
+  await t.test("Logs: the tail of a replica's output, then what it writes next", async () => {
+    const read = (follow: boolean) => a2.logs({ replicaId: "r2", tailBytes: 1 << 20, follow });
+    let text = "";
+    for await (const c of read(false)) text += (c as { data: Buffer }).data.toString();
+    assert.match(text, /starting replica r2/);
+
+    const stream = read(true);
+    let got = "";
+    const seen = new Promise<void>((resolve) =>
+      stream.on("data", (c: { data: Buffer }) => {
+        got += c.data.toString();
+        if (got.includes("a new line")) resolve();
+      }),
+    );
+    stream.on("error", () => undefined); // the cancel below
+    fs.appendFileSync(path.join(nodeDir, "logs", "r2.log"), "a new line\n");
+    await seen;
+    stream.cancel();
+    await assert.rejects(
+      new Promise((resolve, reject) => a2.logs({ replicaId: "nope" }).on("error", reject).on("end", resolve)),
+      (e) => grpcCode(e) === grpc.status.NOT_FOUND,
+    );
   });
 
   await t.test("an agent started with stop-engines-on-exit stops them when it closes", async () => {

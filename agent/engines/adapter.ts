@@ -1,0 +1,56 @@
+// How the agent starts one kind of engine: the command line, the environment, and where the engine
+// answers its health check and serves its metrics.
+
+/** What the catalog and the agent settle for one replica. */
+export interface LaunchSpec {
+  port: number;
+  /** The name clients use (the engine's served model name). */
+  model: string;
+  /** What to load: a path from Fetch, or a hub id the engine fetches itself; default `model`. */
+  weights: string;
+  /** Tokens of context; 0 leaves the engine's default. */
+  contextLength: number;
+  /** Extra engine arguments from the catalog, already checked by validateArgs. */
+  args: string[];
+  /** The request's environment (an API key travels here, under ENGINE_API_KEY_ENV). */
+  env: Readonly<Record<string, string>>;
+  repoRoot: string;
+}
+
+export interface EngineCommand {
+  command: string;
+  args: string[];
+  /** Added to the engine's environment. */
+  env?: Record<string, string>;
+}
+
+export interface EngineAdapter {
+  command(spec: LaunchSpec): EngineCommand;
+  /** null when the arguments are acceptable, otherwise why not. */
+  validateArgs(args: string[]): string | null;
+  healthPath: string;
+  /** Where Prometheus metrics are, or null when the engine serves none. */
+  metricsPath: string | null;
+}
+
+/** The request environment variable holding the key the engine must demand of callers. */
+export const ENGINE_API_KEY_ENV = "LLMGW_ENGINE_API_KEY";
+
+/** Interface engines listen on: the node's, since the gateway reaches them across the network. */
+export const ENGINE_HOST = "0.0.0.0";
+
+/** The Python that runs Python engines (LLMGW_PYTHON, else python3 on PATH). */
+export function python(): string {
+  return process.env.LLMGW_PYTHON || "python3";
+}
+
+/** The catalog's context length as an argument pair, or nothing for the engine's default. */
+export function contextArgs(flag: string, contextLength: number): string[] {
+  return contextLength > 0 ? [flag, String(contextLength)] : [];
+}
+
+/** The engine's own key variable set from the request's key, when there is one. */
+export function keyEnv(spec: LaunchSpec, name: string): Record<string, string> {
+  const key = spec.env[ENGINE_API_KEY_ENV];
+  return key ? { [name]: key } : {};
+}

@@ -1,0 +1,15 @@
+// The engines this agent can start, by the name the catalog uses (common/catalog.ts ENGINES).
+import type { EngineAdapter } from "./adapter.ts";
+import { comfyui } from "./comfyui.ts";
+import { llamaServer } from "./llama-server.ts";
+import { sglang } from "./sglang.ts";
+import { simAdapter } from "./sim.ts";
+import { vllm } from "./vllm.ts";
+
+export const ENGINES: Record<string, EngineAdapter> = {
+  sim: simAdapter,
+  "llama-server": llamaServer,
+  vllm,
+  sglang,
+  comfyui,
+};

@@ -1,0 +1,47 @@
+// vLLM (`vllm serve <model>`): an OpenAI API, /health, Prometheus /metrics. It reads its key from
+// VLLM_API_KEY, so the key never shows in the process list.
+import { ENGINE_HOST, contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
+import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
+
+const RUNS_CODE = "runs code that is not the engine's";
+const READS_FILES = "reads a file the agent did not fetch";
+const WRITES_FILES = "writes files outside the agent's control";
+const FETCHES = "downloads from the network; weights come through Fetch";
+const LOGS_PROMPTS = "logs prompts";
+
+export const VLLM_FLAGS: FlagPolicy = {
+  engine: "vllm",
+  argparse: true,
+  refused: {
+    "--model": SET_BY_AGENT, "--port": SET_BY_AGENT, "--host": SET_BY_AGENT, "--uds": SET_BY_AGENT,
+    "--served-model-name": SET_BY_AGENT, "--max-model-len": SET_BY_AGENT,
+    "--api-key": KEY_IN_ENV, "--hf-token": KEY_IN_ENV,
+    "--trust-remote-code": RUNS_CODE, "--middleware": RUNS_CODE, "--tool-parser-plugin": RUNS_CODE,
+    "--worker-extension-cls": RUNS_CODE, "--logits-processors": RUNS_CODE, "--reasoning-parser-plugin": RUNS_CODE,
+    "--load-format": "can load pickle weights or stream them from elsewhere",
+    "--download-dir": WRITES_FILES,
+    "--config": READS_FILES, "--chat-template": READS_FILES, "--allowed-local-media-path": READS_FILES,
+    "--ssl-keyfile": READS_FILES, "--ssl-certfile": READS_FILES, "--ssl-ca-certs": READS_FILES,
+    "--lora-modules": READS_FILES, "--prompt-adapters": READS_FILES, "--model-loader-extra-config": READS_FILES,
+    "--log-config-file": READS_FILES,
+    "--tokenizer": FETCHES, "--revision": FETCHES, "--code-revision": FETCHES, "--tokenizer-revision": FETCHES,
+    "--speculative-config": FETCHES, "--kv-transfer-config": "sends the cache to other hosts",
+    "--otlp-traces-endpoint": "sends request data to another host",
+    "--enable-log-requests": LOGS_PROMPTS, "--log-requests": LOGS_PROMPTS,
+    "--enable-log-outputs": LOGS_PROMPTS, "--max-log-len": LOGS_PROMPTS,
+  },
+  allowed: ["--tokenizer-mode"],
+};
+
+export const vllm: EngineAdapter = {
+  command(s) {
+    return {
+      command: process.env.LLMGW_VLLM || "vllm",
+      args: ["serve", s.weights, "--host", ENGINE_HOST, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--max-model-len", s.contextLength), ...s.args],
+      env: keyEnv(s, "VLLM_API_KEY"),
+    };
+  },
+  validateArgs: (args) => refusedFlag(args, VLLM_FLAGS),
+  healthPath: "/health",
+  metricsPath: "/metrics",
+};

@@ -1,0 +1,15 @@
+// SHA-256 of a file, streamed.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+
+export const SHA256_HEX = /^[0-9a-f]{64}$/i;
+
+export async function sha256File(file: string): Promise<string> {
+  const h = createHash("sha256");
+  for await (const chunk of fs.createReadStream(file)) h.update(chunk as Buffer);
+  return h.digest("hex");
+}
+
+export function sha256Of(data: string | Uint8Array): string {
+  return createHash("sha256").update(data).digest("hex");
+}
