@@ -14,6 +14,20 @@ async function nodeAddress(deps: ActivityDeps, nodeId: string): Promise<string> 
   return node.address;
 }
 
+/** Requests running plus waiting on an engine, from its vLLM-named metrics; null if unreadable. */
+async function engineBusy(url: string): Promise<number | null> {
+  try {
+    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
+    if (!res.ok) return null;
+    const text = await res.text();
+    let sum = 0;
+    for (const m of text.matchAll(/^vllm:num_requests_(?:running|waiting)(?:\{[^}]*\})? ([0-9.eE+-]+)$/gm)) sum += Number(m[1]);
+    return sum;
+  } catch {
+    return null;
+  }
+}
+
 export function agentActivities(deps: ActivityDeps) {
   return {
     async startReplica(input: {
@@ -79,6 +93,24 @@ export function agentActivities(deps: ActivityDeps) {
     async markReplicaReady(input: { replica: ReplicaRef }): Promise<void> {
       await deps.db.replica.update({ where: { id: input.replica.id }, data: { state: "ready" } });
       await announce(deps, "ready", input.replica);
+    },
+
+    /**
+     * Takes a replica out of the router, then waits (heartbeating) until its engine has no request
+     * running or waiting, or the grace is over, so in-flight requests finish.
+     */
+    async drainReplica(input: { replica: ReplicaRef; graceMs: number }): Promise<{ idle: boolean }> {
+      await announce(deps, "draining", input.replica);
+      await deps.db.replica.updateMany({ where: { id: input.replica.id }, data: { state: "draining" } });
+      const ctx = Context.current();
+      const until = Date.now() + input.graceMs;
+      while (Date.now() < until) {
+        const busy = await engineBusy(input.replica.url);
+        if (busy === 0 || busy === null) return { idle: busy === 0 };
+        heartbeat({ busy });
+        await ctx.sleep(READY_POLL_MS);
+      }
+      return { idle: false };
     },
 
     /** Takes a replica out of the router first, then stops its engine and forgets it. */

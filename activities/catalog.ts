@@ -22,6 +22,12 @@ export function catalogActivities(deps: ActivityDeps) {
       });
       return { versionId };
     },
+
+    /** How to start a version again (a rollback needs the old one's engine and arguments). */
+    async versionSpec(input: { model: string; version: string }) {
+      const v = await deps.db.modelVersion.findUniqueOrThrow({ where: { modelName_version: { modelName: input.model, version: input.version } } });
+      return { model: input.model, version: v.version, versionId: v.id, engine: v.engine, args: v.args as string[] };
+    },
   };
 }
 

@@ -29,9 +29,12 @@ export async function modelCommand(argv: string[]): Promise<void> {
   if (cmd === "show") return show(rest);
   if (cmd === "list") return listModels(rest);
   if (cmd === "add") return add(rest);
+  if (cmd === "upgrade") return upgrade(rest);
+  if (cmd === "scale") return scale(rest);
+  if (cmd === "stop") return stop(rest);
   if (cmd === "remove") return remove(rest);
   if (cmd === "explain-placement") return explainPlacement(rest);
-  throw new CtlError(`usage: llmgw ctl model add|serve|show|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
+  throw new CtlError(`usage: llmgw ctl model add|serve|scale|upgrade|stop|show|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
 }
 
 async function add(argv: string[]): Promise<void> {
@@ -84,20 +87,62 @@ async function serve(argv: string[]): Promise<void> {
   if (!name) throw new CtlError("usage: llmgw ctl model serve NAME [--engine E (else the catalog's)] [--replicas N] [--version V] [--arg X]… [--wait] [--json]");
   const replicas = Number(values.replicas);
   if (!Number.isInteger(replicas) || replicas < 0) throw new CtlError("--replicas: a whole number ≥ 0");
-  const started = await adminClient().post<{ operationId: string; uiUrl: string }>(`/models/${encodeURIComponent(name)}/serve`, {
+  const started = await adminClient().post<Started>(`/models/${encodeURIComponent(name)}/serve`, {
     engine: values.engine,
     replicas,
     version: values.version,
     args: values.arg,
   });
-  if (!values.wait) {
-    if (values.json) return printJson(started);
+  await reportOperation(name, started, values);
+}
+
+type Started = { operationId: string; uiUrl: string };
+
+/** Prints an accepted operation, or with --wait follows it to its end. */
+async function reportOperation(name: string, started: Started, flags: { wait?: boolean; json?: boolean }): Promise<void> {
+  if (!flags.wait) {
+    if (flags.json) return printJson(started);
     process.stdout.write(`operation ${started.operationId} accepted\n  Temporal UI: ${started.uiUrl}\n`);
     return;
   }
-  const final = await followOperation(started.operationId, { quiet: values.json === true });
-  if (values.json) printJson(final);
-  else process.stdout.write(`${name}: ${final.progress?.ready ?? 0}/${final.progress?.wanted ?? replicas} replicas ready\n  Temporal UI: ${started.uiUrl}\n`);
+  const final = await followOperation(started.operationId, { quiet: flags.json === true });
+  if (flags.json) printJson(final);
+  else process.stdout.write(`${name}: ${final.progress?.ready ?? 0}/${final.progress?.wanted ?? 0} replicas ready\n  Temporal UI: ${started.uiUrl}\n`);
+}
+
+const followFlags = { wait: { type: "boolean" }, json: { type: "boolean" } } as const;
+
+async function upgrade(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { to: { type: "string" }, wave: { type: "string", default: "1" }, engine: { type: "string" }, arg: { type: "string", multiple: true }, ...followFlags },
+  });
+  const name = positionals[0];
+  if (!name || !values.to) throw new CtlError("usage: llmgw ctl model upgrade NAME --to VERSION [--wave N] [--engine E] [--arg X]… [--wait] [--json]");
+  const started = await adminClient().post<Started>(`/models/${encodeURIComponent(name)}/upgrade`, {
+    version: values.to,
+    wave: Number(values.wave),
+    engine: values.engine,
+    args: values.arg,
+  });
+  await reportOperation(name, started, values);
+}
+
+async function scale(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { replicas: { type: "string" }, ...followFlags } });
+  const name = positionals[0];
+  if (!name || values.replicas === undefined) throw new CtlError("usage: llmgw ctl model scale NAME --replicas N [--wait] [--json]");
+  const started = await adminClient().post<Started>(`/models/${encodeURIComponent(name)}/scale`, { replicas: Number(values.replicas) });
+  await reportOperation(name, started, values);
+}
+
+async function stop(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: followFlags });
+  const name = positionals[0];
+  if (!name) throw new CtlError("usage: llmgw ctl model stop NAME [--wait] [--json]");
+  const started = await adminClient().post<Started>(`/models/${encodeURIComponent(name)}/stop`, {});
+  await reportOperation(name, started, values);
 }
 
 async function show(argv: string[]): Promise<void> {

@@ -1,3 +1,4 @@
 // What the Temporal worker loads: every workflow, by its exported name.
 export { modelEntity } from "./model-entity.ts";
 export { serveModel } from "./serve.ts";
+export { rollingUpgrade } from "./rolling-upgrade.ts";

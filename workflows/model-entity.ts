@@ -10,8 +10,9 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import { serveModel } from "./serve.ts";
-import { serveUpdate, stateQuery } from "./messages.ts";
+import { serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
 import { operationWorkflowId, type ModelState, type OperationRecord } from "./model-types.ts";
+import { rollingUpgrade } from "./rolling-upgrade.ts";
 import { operationSearchAttributes } from "./search-attributes.ts";
 
 /** Finished operations kept in the state (and so in the `state` query); older ones live in Temporal's history. */
@@ -24,23 +25,30 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   const state = initial;
   const pending = state.operations.filter((o) => o.state === "queued" || o.state === "running");
 
+  const enqueue = (op: Omit<OperationRecord, "id" | "state">) => {
+    state.seq += 1;
+    const rec = { ...op, id: operationWorkflowId(state.name, op.kind, state.seq), state: "queued" } as OperationRecord;
+    state.operations.push(rec);
+    pending.push(rec);
+    return { operationId: rec.id };
+  };
+  const roomInQueue = () => {
+    if (pending.length >= MAX_PENDING) throw ApplicationFailure.nonRetryable(`model ${state.name} already has ${pending.length} operations waiting; try later`);
+  };
+
   setHandler(stateQuery, () => state);
-  setHandler(
-    serveUpdate,
-    (cmd) => {
-      state.seq += 1;
-      const op: OperationRecord = { id: operationWorkflowId(state.name, "serve", state.seq), kind: "serve", command: cmd, state: "queued" };
-      state.operations.push(op);
-      pending.push(op);
-      return { operationId: op.id };
+  setHandler(serveUpdate, (command) => enqueue({ kind: "serve", command }), {
+    validator: (cmd) => {
+      if (!Number.isInteger(cmd.replicas) || cmd.replicas < 0) throw ApplicationFailure.nonRetryable("replicas must be a whole number ≥ 0");
+      roomInQueue();
     },
-    {
-      validator: (cmd) => {
-        if (!Number.isInteger(cmd.replicas) || cmd.replicas < 0) throw ApplicationFailure.nonRetryable("replicas must be a whole number ≥ 0");
-        if (pending.length >= MAX_PENDING) throw ApplicationFailure.nonRetryable(`model ${state.name} already has ${pending.length} operations waiting; try later`);
-      },
+  });
+  setHandler(upgradeUpdate, (command) => enqueue({ kind: "upgrade", command }), {
+    validator: (cmd) => {
+      if (!Number.isInteger(cmd.wave) || cmd.wave < 1) throw ApplicationFailure.nonRetryable("wave must be a whole number ≥ 1");
+      roomInQueue();
     },
-  );
+  });
 
   for (;;) {
     await condition(() => pending.length > 0 || tooLong());
@@ -51,14 +59,25 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     const op = pending[0]!;
     op.state = "running";
     try {
-      await executeChild(serveModel, {
-        workflowId: op.id,
-        args: [{ model: state.name, ...op.command }],
-        typedSearchAttributes: operationSearchAttributes(state.name, "serve"),
-        memo: { summary: `serve ${state.name} ${op.command.version} on ${op.command.engine} ×${op.command.replicas}` },
-      });
+      if (op.kind === "serve") {
+        await executeChild(serveModel, {
+          workflowId: op.id,
+          args: [{ model: state.name, ...op.command }],
+          typedSearchAttributes: operationSearchAttributes(state.name, "serve"),
+          memo: { summary: `serve ${state.name} ${op.command.version} on ${op.command.engine} ×${op.command.replicas}` },
+        });
+        state.desired = op.command;
+      } else {
+        const c = op.command;
+        const { replicas } = await executeChild(rollingUpgrade, {
+          workflowId: op.id,
+          args: [{ model: state.name, ...c, replicas: state.desired?.replicas }],
+          typedSearchAttributes: operationSearchAttributes(state.name, "upgrade"),
+          memo: { summary: `upgrade ${state.name} to ${c.version} on ${c.engine}, ${c.wave} per wave` },
+        });
+        state.desired = { version: c.version, engine: c.engine, args: c.args, contextLength: c.contextLength, replicas };
+      }
       op.state = "completed";
-      state.desired = op.command;
     } catch (err) {
       op.state = "failed";
       op.error = failureMessage(err);

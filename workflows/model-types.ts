@@ -14,6 +14,22 @@ export interface ServeInput extends ServeCommand {
   model: string;
 }
 
+/** A rolling upgrade to another version (or the same version with other engine arguments). */
+export interface UpgradeCommand {
+  version: string;
+  engine: string;
+  args: string[];
+  contextLength?: number;
+  /** Replicas replaced per wave. */
+  wave: number;
+}
+
+export interface UpgradeInput extends UpgradeCommand {
+  model: string;
+  /** How many replicas to serve throughout; the live count when the model has no desired state. */
+  replicas?: number;
+}
+
 /** A replica as the workflows see it. */
 export interface ReplicaRef {
   id: string;
@@ -23,7 +39,18 @@ export interface ReplicaRef {
   url: string;
 }
 
-export type OperationPhase = "queued" | "placing" | "starting" | "waiting-ready" | "smoke-test" | "stopping" | "done" | "failed";
+export type OperationPhase =
+  | "queued"
+  | "placing"
+  | "starting"
+  | "waiting-ready"
+  | "smoke-test"
+  | "draining"
+  | "stopping"
+  | "paused"
+  | "rolling-back"
+  | "done"
+  | "failed";
 
 /** Progress of one operation, answered by its workflow's `progress` query. */
 export interface OperationProgress {
@@ -33,16 +60,16 @@ export interface OperationProgress {
   ready: number;
   message: string;
   replicas: ReplicaRef[];
+  /** Rolling upgrades: waves finished of all. */
+  waves?: { done: number; total: number };
 }
 
 /** One operation in a model's log, kept by the entity workflow. */
-export interface OperationRecord {
+export type OperationRecord = ({ kind: "serve"; command: ServeCommand } | { kind: "upgrade"; command: UpgradeCommand }) & {
   id: string;
-  kind: "serve";
-  command: ServeCommand;
   state: "queued" | "running" | "completed" | "failed";
   error?: string;
-}
+};
 
 /** The entity workflow's state, answered by its `state` query and carried across continue-as-new. */
 export interface ModelState {

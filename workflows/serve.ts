@@ -1,30 +1,10 @@
 // serve / scale: bring a model to N ready replicas of one version. New replicas are started,
-// checked and added to the router before any surplus is stopped, so a change never serves fewer.
+// checked and added to the router before any surplus is retired, so a change never serves fewer.
 // If starting fails, what this run started is stopped again.
-import { CancellationScope, proxyActivities, setHandler, uuid4 } from "@temporalio/workflow";
-import type { Activities } from "../activities/index.ts";
+import { setHandler } from "@temporalio/workflow";
 import { progressQuery } from "./messages.ts";
 import type { OperationProgress, ReplicaRef, ServeInput } from "./model-types.ts";
-
-const quick = proxyActivities<Activities>({
-  startToCloseTimeout: "30 seconds",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 8 },
-});
-
-// Waiting for an engine can take long (weights load); the heartbeat, not the total, detects a
-// worker that died, so a retry on another worker follows within seconds.
-const waiting = proxyActivities<Activities>({
-  startToCloseTimeout: "20 minutes",
-  heartbeatTimeout: "5 seconds",
-  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 5 },
-});
-
-/** Wait for an engine to load, send it one real request, then let the router use it. */
-async function bringUp(replica: ReplicaRef): Promise<void> {
-  await waiting.waitReplicaReady({ replica });
-  await quick.smokeTest({ replica });
-  await quick.markReplicaReady({ replica });
-}
+import { addReplicas, bringUp, quick, retire, undo } from "./replica-steps.ts";
 
 export async function serveModel(input: ServeInput): Promise<{ replicas: ReplicaRef[] }> {
   const progress: OperationProgress = { kind: "serve", phase: "placing", wanted: input.replicas, ready: 0, message: "", replicas: [] };
@@ -49,44 +29,29 @@ export async function serveModel(input: ServeInput): Promise<{ replicas: Replica
   const need = input.replicas - kept.length;
   const started: ReplicaRef[] = [];
   if (need > 0) {
+    progress.phase = "starting";
+    progress.message = `starting ${need} replica(s)`;
     try {
-      progress.message = `placing ${need} replica(s)`;
-      const nodes = await quick.placeReplicas({ model: input.model, version: input.version, count: need });
-      progress.phase = "starting";
-      await Promise.all(
-        nodes.map(async (node) => {
-          const id = `${input.model}-${uuid4().slice(0, 8)}`;
-          // Known before the call, so an undo also stops a replica whose start timed out.
-          started.push({ id, model: input.model, version: input.version, nodeId: node.nodeId, url: "" });
-          const replica = await quick.startReplica({
-            replicaId: id,
-            model: input.model,
-            version: input.version,
-            versionId,
-            engine: input.engine,
-            args: input.args,
-            nodeId: node.nodeId,
-            gpus: node.gpus,
-          });
-          progress.phase = "waiting-ready";
-          await bringUp(replica);
+      await addReplicas({ model: input.model, version: input.version, versionId, engine: input.engine, args: input.args }, need, started, {
+        started: () => void (progress.phase = "waiting-ready"),
+        ready: (r) => {
           progress.ready += 1;
-          progress.replicas.push(replica);
+          progress.replicas.push(r);
           progress.message = `${progress.ready}/${progress.wanted} ready`;
-        }),
-      );
+        },
+      });
     } catch (err) {
       progress.phase = "failed";
       progress.message = err instanceof Error ? err.message : String(err);
-      await CancellationScope.nonCancellable(() => Promise.all(started.map((replica) => quick.stopReplica({ replica }))));
+      await undo(started);
       throw err;
     }
   }
 
   if (surplus.length > 0) {
-    progress.phase = "stopping";
-    progress.message = `stopping ${surplus.length} replica(s)`;
-    await Promise.all(surplus.map((replica) => quick.stopReplica({ replica })));
+    progress.phase = "draining";
+    progress.message = `retiring ${surplus.length} replica(s)`;
+    await retire(surplus);
   }
   progress.phase = "done";
   progress.message = `${progress.ready}/${progress.wanted} ready`;

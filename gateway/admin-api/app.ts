@@ -6,6 +6,7 @@ import type { PrismaClient } from "../../common/db.ts";
 import { adminErrorHandler, AdminError } from "./errors.ts";
 import { catalogRoutes } from "./catalog.ts";
 import { modelRoutes } from "./models.ts";
+import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
 
 export function adminApi(opts: { db: PrismaClient; temporal: Client; taskQueue: string; adminToken: string }): express.Express {
@@ -27,6 +28,7 @@ export function adminApi(opts: { db: PrismaClient; temporal: Client; taskQueue: 
   });
   app.use("/api/v1", catalogRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
+  app.use("/api/v1", operationRoutes(opts.temporal));
   app.use("/api/v1", tenancyRoutes(opts.db));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

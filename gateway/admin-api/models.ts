@@ -1,34 +1,38 @@
 // Models and their operations. Every change goes to the model's entity workflow (model/<name>) as
 // an update; the answer is 202 with the operation's workflow id and its Temporal UI page.
-import { Router } from "express";
+import { Router, type Response } from "express";
 import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from "@temporalio/client";
 import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { workflowUiUrl } from "../../common/temporal.ts";
-import { progressQuery, serveUpdate, stateQuery } from "../../workflows/messages.ts";
+import { serveUpdate, stateQuery, upgradeUpdate } from "../../workflows/messages.ts";
 import { modelWorkflowId, type ModelState, type ServeCommand } from "../../workflows/model-types.ts";
 import { ENGINES } from "../../common/catalog.ts";
 import { modelNameParam } from "./catalog.ts";
 import { operationSearchAttributes } from "../../workflows/search-attributes.ts";
 import { AdminError, check } from "./errors.ts";
 
-// Without an engine, the catalog's version (the newest, or the one named) says how to serve.
-const serveBody = z.object({
+const versionFields = {
   engine: z.enum(ENGINES, { error: () => `unknown engine; known: ${ENGINES.join(", ")}` }).optional(),
-  replicas: z.number().int().min(0).max(1000),
   version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/).optional(),
   args: z.array(z.string().max(1000)).max(100).optional(),
   contextLength: z.number().int().positive().optional(),
-});
+};
+const serveBody = z.object({ ...versionFields, replicas: z.number().int().min(0).max(1000) });
+const upgradeBody = z.object({ ...versionFields, version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/), wave: z.number().int().min(1).max(1000).default(1) });
+const scaleBody = z.object({ replicas: z.number().int().min(0).max(1000) });
 
-async function serveCommand(db: PrismaClient, name: string, body: z.infer<typeof serveBody>): Promise<ServeCommand> {
-  if (body.engine) return { engine: body.engine, replicas: body.replicas, version: body.version ?? "v1", args: body.args ?? [], contextLength: body.contextLength };
+type VersionChoice = Pick<ServeCommand, "engine" | "version" | "args" | "contextLength">;
+
+/** Without an engine, the catalog's version (the one named, else the newest) says how to run it. */
+async function resolveVersion(db: PrismaClient, name: string, body: { engine?: string; version?: string; args?: string[]; contextLength?: number }): Promise<VersionChoice> {
+  if (body.engine) return { engine: body.engine, version: body.version ?? "v1", args: body.args ?? [], contextLength: body.contextLength };
   const v = await db.modelVersion.findFirst({ where: { modelName: name, ...(body.version ? { version: body.version } : {}) }, orderBy: { createdAt: "desc" } });
   if (!v) throw new AdminError(400, `model '${name}'${body.version ? ` has no version ${body.version}` : " is not in the catalog"}: add it (ctl model add -f) or give an engine`, "engine");
-  return { engine: v.engine, replicas: body.replicas, version: v.version, args: body.args ?? (v.args as string[]), contextLength: body.contextLength ?? v.contextLength };
+  return { engine: v.engine, version: v.version, args: body.args ?? (v.args as string[]), contextLength: body.contextLength ?? v.contextLength };
 }
 
-async function entityState(temporal: Client, name: string): Promise<ModelState | null> {
+export async function entityState(temporal: Client, name: string): Promise<ModelState | null> {
   try {
     return await temporal.workflow.getHandle(modelWorkflowId(name)).query(stateQuery);
   } catch (err) {
@@ -66,48 +70,57 @@ export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: strin
     });
   });
 
-  r.post("/models/:name/serve", async (req, res) => {
-    const name = modelNameParam(req.params.name);
-    const cmd = await serveCommand(db, name, check(serveBody, req.body));
-    const workflowId = modelWorkflowId(name);
+  const accepted = (res: Response, operationId: string, name: string) =>
+    res.status(202).json({ operationId, workflowId: operationId, modelWorkflowId: modelWorkflowId(name), uiUrl: workflowUiUrl(operationId) });
+
+  /** Serve through the model's entity workflow, starting it if this is the model's first command. */
+  const serve = async (name: string, cmd: ServeCommand) => {
     const start = new WithStartWorkflowOperation("modelEntity", {
-      workflowId,
+      workflowId: modelWorkflowId(name),
       taskQueue,
       args: [{ name, desired: null, seq: 0, operations: [] }],
       workflowIdConflictPolicy: "USE_EXISTING",
       typedSearchAttributes: operationSearchAttributes(name, "model"),
       memo: { summary: `model ${name}: desired state and its operations` },
     });
-    const { operationId } = await temporal.workflow.executeUpdateWithStart(serveUpdate, { args: [cmd], startWorkflowOperation: start });
-    res.status(202).json({ operationId, workflowId: operationId, modelWorkflowId: workflowId, uiUrl: workflowUiUrl(operationId) });
+    return temporal.workflow.executeUpdateWithStart(serveUpdate, { args: [cmd], startWorkflowOperation: start });
+  };
+
+  /** The desired state a running model has, for commands that change only part of it. */
+  const desired = async (name: string): Promise<ServeCommand> => {
+    const state = await entityState(temporal, name);
+    if (!state?.desired) throw new AdminError(409, `model '${name}' is not being served: serve it first`, "name");
+    return state.desired;
+  };
+
+  r.post("/models/:name/serve", async (req, res) => {
+    const name = modelNameParam(req.params.name);
+    const body = check(serveBody, req.body);
+    const { operationId } = await serve(name, { ...(await resolveVersion(db, name, body)), replicas: body.replicas });
+    accepted(res, operationId, name);
   });
 
-  // Operation ids hold slashes (model/NAME/serve/3), hence the wildcard.
-  r.get("/operations/*id", async (req, res) => {
-    const id = (req.params as { id: string[] }).id.join("/");
-    const handle = temporal.workflow.getHandle(id);
-    let status: string;
-    try {
-      status = (await handle.describe()).status.name;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // Accepted but not started yet: the model's workflow holds it in its queue.
-      const model = id.split("/")[1] ?? "";
-      const state = await entityState(temporal, model);
-      const op = state?.operations.find((o) => o.id === id);
-      if (!op) throw new AdminError(404, `no operation '${id}'`, "id");
-      return void res.json({ id, status: "QUEUED", progress: null, uiUrl: workflowUiUrl(id) });
-    }
-    const progress = await handle.query(progressQuery).catch(() => null);
-    let error: string | null = null;
-    if (status === "FAILED") error = await handle.result().then(() => null, (e: Error) => innermost(e));
-    res.json({ id, status, progress, error, uiUrl: workflowUiUrl(id) });
+  r.post("/models/:name/scale", async (req, res) => {
+    const name = modelNameParam(req.params.name);
+    const { replicas } = check(scaleBody, req.body);
+    const { operationId } = await serve(name, { ...(await desired(name)), replicas });
+    accepted(res, operationId, name);
+  });
+
+  r.post("/models/:name/stop", async (req, res) => {
+    const name = modelNameParam(req.params.name);
+    const { operationId } = await serve(name, { ...(await desired(name)), replicas: 0 });
+    accepted(res, operationId, name);
+  });
+
+  r.post("/models/:name/upgrade", async (req, res) => {
+    const name = modelNameParam(req.params.name);
+    const body = check(upgradeBody, req.body);
+    await desired(name);
+    const target = await resolveVersion(db, name, body);
+    const { operationId } = await temporal.workflow.getHandle(modelWorkflowId(name)).executeUpdate(upgradeUpdate, { args: [{ ...target, wave: body.wave }] });
+    accepted(res, operationId, name);
   });
 
   return r;
-}
-
-function innermost(e: unknown): string {
-  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
-  return e instanceof Error ? e.message : String(e);
 }

@@ -2,7 +2,7 @@
 // and node id, on the real services `npm test` started. Processes are real children, so a test
 // can kill one and start another.
 import { randomBytes } from "node:crypto";
-import { execFileSync } from "node:child_process";
+import { execFile, execFileSync } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -34,6 +34,8 @@ export interface Platform {
   start(name: ProcessName): Promise<Child>;
   kill(name: string, signal?: NodeJS.Signals): Promise<void>;
   ctl(args: string[]): { code: number; stdout: string; stderr: string };
+  /** ctl without blocking this process (for a test that runs load meanwhile). */
+  ctlAsync(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   admin: AdminClient["request"];
   /** Engine processes of this platform's agent, found by their replica records' pids. */
   enginePids(model: string): number[];
@@ -116,6 +118,13 @@ export async function startPlatform(opts: { processes?: ProcessName[] } = {}): P
         const e = err as { status: number; stdout: string; stderr: string };
         return { code: e.status, stdout: e.stdout, stderr: e.stderr };
       }
+    },
+    ctlAsync(args) {
+      return new Promise((resolve) => {
+        execFile(process.execPath, [LLMGW_BIN, "ctl", ...args], { env, encoding: "utf8" }, (err, stdout, stderr) =>
+          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+        );
+      });
     },
     admin: adminClientFor(adminUrl, adminToken).request,
     enginePids(model) {

@@ -1,0 +1,54 @@
+// Long operations by their workflow id: progress (queried from the workflow), and steering —
+// pause, resume, abort — sent to it as signals.
+import { Router } from "express";
+import { WorkflowNotFoundError, type Client } from "@temporalio/client";
+import { workflowUiUrl } from "../../common/temporal.ts";
+import { abortSignal, pauseSignal, progressQuery, resumeSignal } from "../../workflows/messages.ts";
+import { entityState } from "./models.ts";
+import { AdminError } from "./errors.ts";
+
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, abort: abortSignal } as const;
+
+function innermost(e: unknown): string {
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
+}
+
+export function operationRoutes(temporal: Client): Router {
+  const r = Router();
+
+  // Operation ids hold slashes (model/NAME/serve/3), hence the wildcard.
+  r.get("/operations/*id", async (req, res) => {
+    const id = (req.params as { id: string[] }).id.join("/");
+    const handle = temporal.workflow.getHandle(id);
+    let status: string;
+    try {
+      status = (await handle.describe()).status.name;
+    } catch (err) {
+      if (!(err instanceof WorkflowNotFoundError)) throw err;
+      // Accepted but not started yet: the model's workflow holds it in its queue.
+      const state = await entityState(temporal, id.split("/")[1] ?? "");
+      if (!state?.operations.some((o) => o.id === id)) throw new AdminError(404, `no operation '${id}'`, "id");
+      return void res.json({ id, status: "QUEUED", progress: null, error: null, uiUrl: workflowUiUrl(id) });
+    }
+    const progress = await handle.query(progressQuery).catch(() => null);
+    const error = status === "FAILED" ? await handle.result().then(() => null, (e: Error) => innermost(e)) : null;
+    res.json({ id, status, progress, error, uiUrl: workflowUiUrl(id) });
+  });
+
+  r.post("/operations/*id", async (req, res) => {
+    const parts = (req.params as { id: string[] }).id;
+    const action = parts.at(-1) as keyof typeof SIGNALS;
+    const id = parts.slice(0, -1).join("/");
+    if (!(action in SIGNALS)) throw new AdminError(404, `no action '${action}': pause, resume or abort`, "action");
+    try {
+      await temporal.workflow.getHandle(id).signal(SIGNALS[action]);
+    } catch (err) {
+      if (err instanceof WorkflowNotFoundError) throw new AdminError(404, `no running operation '${id}'`, "id");
+      throw err;
+    }
+    res.status(202).json({ id, action });
+  });
+
+  return r;
+}

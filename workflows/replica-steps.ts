@@ -1,0 +1,73 @@
+// Steps shared by the workflows that add and remove replicas: start and bring up (ready, smoke
+// test, into the router), and retire (out of the router, in-flight requests finish, stop).
+import { CancellationScope, proxyActivities, uuid4 } from "@temporalio/workflow";
+import type { Activities } from "../activities/index.ts";
+import type { ReplicaRef } from "./model-types.ts";
+
+export const quick = proxyActivities<Activities>({
+  startToCloseTimeout: "30 seconds",
+  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 8 },
+});
+
+// Waiting for an engine can take long (weights load); the heartbeat, not the total, detects a
+// worker that died, so a retry on another worker follows within seconds.
+const waiting = proxyActivities<Activities>({
+  startToCloseTimeout: "20 minutes",
+  heartbeatTimeout: "5 seconds",
+  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 5 },
+});
+
+export interface VersionSpec {
+  model: string;
+  version: string;
+  versionId: string;
+  engine: string;
+  args: string[];
+}
+
+/** Wait for an engine to load, send it one real request, then let the router use it. */
+export async function bringUp(replica: ReplicaRef): Promise<void> {
+  await waiting.waitReplicaReady({ replica });
+  await quick.smokeTest({ replica });
+  await quick.markReplicaReady({ replica });
+}
+
+/**
+ * Places and starts `count` replicas of a version and brings each up. Every replica is pushed to
+ * `started` before its start is asked for, so the caller can undo even a start that timed out.
+ */
+export async function addReplicas(
+  spec: VersionSpec,
+  count: number,
+  started: ReplicaRef[],
+  on: { started?: (r: ReplicaRef) => void; ready?: (r: ReplicaRef) => void } = {},
+  avoid: string[] = [],
+): Promise<void> {
+  if (count <= 0) return;
+  const nodes = await quick.placeReplicas({ model: spec.model, version: spec.version, count, avoid });
+  await Promise.all(
+    nodes.map(async (node) => {
+      const id = `${spec.model}-${uuid4().slice(0, 8)}`;
+      started.push({ id, model: spec.model, version: spec.version, nodeId: node.nodeId, url: "" });
+      const replica = await quick.startReplica({ replicaId: id, ...spec, nodeId: node.nodeId, gpus: node.gpus });
+      on.started?.(replica);
+      await bringUp(replica);
+      on.ready?.(replica);
+    }),
+  );
+}
+
+/** Out of the router first; requests already running finish (up to a grace); then stopped. */
+export async function retire(replicas: ReplicaRef[]): Promise<void> {
+  await Promise.all(
+    replicas.map(async (replica) => {
+      await waiting.drainReplica({ replica, graceMs: 30_000 });
+      await quick.stopReplica({ replica });
+    }),
+  );
+}
+
+/** Stops replicas whatever happens to the calling scope (used to undo). */
+export function undo(replicas: ReplicaRef[]): Promise<unknown> {
+  return CancellationScope.nonCancellable(() => Promise.all(replicas.map((replica) => quick.stopReplica({ replica }))));
+}
