@@ -5,6 +5,10 @@ import { listModels, modelCommand } from "./models.ts";
 import { listNodes } from "./nodes.ts";
 import { operationCommand } from "./operations.ts";
 import { keysCommand, projectsCommand } from "./tenancy.ts";
+import { auditCommand } from "./audit.ts";
+import { limitsCommand } from "./limits.ts";
+import { pricesCommand } from "./prices.ts";
+import { usageCommand } from "./usage.ts";
 
 const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   model: modelCommand,
@@ -13,6 +17,10 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   operation: operationCommand,
   projects: projectsCommand,
   keys: keysCommand,
+  limits: limitsCommand,
+  prices: pricesCommand,
+  usage: usageCommand,
+  audit: auditCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -21,7 +29,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model show NAME            models             nodes
   operation show ID [--follow]
   projects create NAME | list
-  keys create --project P [--model PATTERN]… [--expires TIME] | list [--project P]
+  keys create --project P [--model PATTERN]… [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
+  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
+  prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
+  usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

@@ -20,9 +20,17 @@ export async function projectsCommand(argv: string[]): Promise<void> {
 
 export async function keysCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
-  const { values } = parseArgs({
+  const { values, positionals } = parseArgs({
     args: rest,
-    options: { project: { type: "string" }, name: { type: "string" }, model: { type: "string", multiple: true }, expires: { type: "string" }, json: { type: "boolean" } },
+    allowPositionals: true,
+    options: {
+      project: { type: "string" },
+      name: { type: "string" },
+      model: { type: "string", multiple: true },
+      expires: { type: "string" },
+      overlap: { type: "string" },
+      json: { type: "boolean" },
+    },
   });
   const admin = adminClient();
   if (cmd === "create") {
@@ -40,8 +48,23 @@ export async function keysCommand(argv: string[]): Promise<void> {
   }
   if (cmd === "list") {
     const q = values.project ? `?project=${encodeURIComponent(values.project)}` : "";
-    const { data } = await admin.get<{ data: { prefix: string; project: string; name: string | null; revoked: boolean; expiresAt: string | null }[] }>(`/keys${q}`);
-    return values.json ? printJson(data) : printTable(["KEY", "PROJECT", "NAME", "EXPIRES", "REVOKED"], data.map((k) => [k.prefix + "…", k.project, k.name, k.expiresAt, k.revoked]));
+    const { data } = await admin.get<{ data: { id: string; prefix: string; project: string; name: string | null; revoked: boolean; expiresAt: string | null }[] }>(`/keys${q}`);
+    return values.json
+      ? printJson(data)
+      : printTable(["ID", "KEY", "PROJECT", "NAME", "EXPIRES", "REVOKED"], data.map((k) => [k.id, k.prefix + "…", k.project, k.name, k.expiresAt, k.revoked]));
   }
-  throw new CtlError("usage: llmgw ctl keys create|list …");
+  const id = positionals[0];
+  if (cmd === "revoke" && id) {
+    const k = await admin.post<{ id: string; prefix: string }>(`/keys/${encodeURIComponent(id)}/revoke`, {});
+    return values.json ? printJson(k) : void process.stdout.write(`key ${k.prefix}… revoked on every gateway\n`);
+  }
+  if (cmd === "rotate" && id) {
+    const overlapSeconds = values.overlap === undefined ? undefined : Number(values.overlap);
+    const k = await admin.post<{ id: string; key: string; prefix: string; old: { expiresAt: string } }>(`/keys/${encodeURIComponent(id)}/rotate`, { overlapSeconds });
+    if (values.json) return printJson(k);
+    process.stdout.write(`${k.key}\n`);
+    process.stderr.write(`new key ${k.prefix}… (id ${k.id}): shown once, keep it now; the old key works until ${k.old.expiresAt}\n`);
+    return;
+  }
+  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS]");
 }

@@ -12,10 +12,13 @@ import { readOrCreateSecret } from "../common/secrets.ts";
 import { temporalClient } from "../common/temporal.ts";
 import { adminApi } from "./admin-api/app.ts";
 import { KeyCache } from "./auth/key-cache.ts";
+import { LimitBook } from "./auth/limit-book.ts";
+import { Limiter } from "./auth/limiter.ts";
 import { clientApi } from "./client-api/app.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { Registry } from "./router/registry.ts";
+import { PriceBook } from "./usage/price-book.ts";
 import { UsageRecorder } from "./usage/recorder.ts";
 
 export interface Gateway {
@@ -64,12 +67,20 @@ export async function startGateway(): Promise<Gateway> {
   sub.on("ready", () => void registry.reload().catch((err) => log.warn("registry reload failed", { error: err })));
 
   const usageConn = redis();
-  const usage = new UsageRecorder(usageConn, c.LLMGW_USAGE_BATCH, c.LLMGW_USAGE_FLUSH_MS);
+  const prices = new PriceBook(db);
+  await prices.start();
+  const usage = new UsageRecorder(usageConn, c.LLMGW_USAGE_BATCH, c.LLMGW_USAGE_FLUSH_MS, prices);
   const metrics = new GatewayMetrics();
+  const limitBook = new LimitBook(db);
+  await limitBook.start();
+  // Fails fast while Redis is away, so limits fall back to this process instead of waiting.
+  const limitConn = redis(undefined, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 });
+  limitConn.on("error", () => undefined);
+  const limits = new Limiter(limitConn, limitBook, metrics.registry);
   const temporal = await temporalClient();
 
-  const client = await listen(clientApi({ keys, registry, usage, metrics, bodyLimit: "8mb" }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
-  const admin = await listen(adminApi({ db, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
+  const client = await listen(clientApi({ keys, limits, registry, usage, metrics, bodyLimit: "8mb" }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -86,6 +97,9 @@ export async function startGateway(): Promise<Gateway> {
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       await usage.close();
       await registry.close();
+      prices.close();
+      limitBook.close();
+      limitConn.disconnect();
       sub.disconnect();
       usageConn.disconnect();
       await temporal.close();

@@ -33,6 +33,8 @@ export const simSettingsSchema = z
     loadDelayMs: z.coerce.number().finite().min(0).max(86_400_000).default(0),
     maxTokensDefault: z.coerce.number().int().min(1).max(1_000_000).default(16),
     contextLength: z.coerce.number().int().min(1).max(100_000_000).default(4096),
+    /** Every chat answer thinks first (reasoning_content), as a reasoning model behind vLLM's reasoning parser does. */
+    reasoning: z.union([z.boolean(), z.stringbool()]).default(false),
     apiKeyEnv: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
@@ -57,6 +59,7 @@ export const SIM_FLAGS: Readonly<Record<string, { key: keyof SimSettings; env: s
   "--max-tokens-default": { key: "maxTokensDefault", env: "SIM_MAX_TOKENS_DEFAULT" },
   "--context-length": { key: "contextLength", env: "SIM_CONTEXT_LENGTH" },
   "--api-key-env": { key: "apiKeyEnv", env: "SIM_API_KEY_ENV" },
+  "--reasoning": { key: "reasoning", env: "SIM_REASONING" },
 };
 
 /** Splits `--flag value` / `--flag=value` pairs; throws on anything else. */
@@ -168,11 +171,20 @@ function mixSeed(promptHash: number, seed: number, choice: number): number {
 }
 
 interface Choice {
-  pieces: string[]; // token texts as emitted (the last may be cut short by a stop string)
+  pieces: string[]; // token texts as emitted (the last may be cut short by a stop string); a tool call's argument pieces
   text: string;
-  finish: "stop" | "length";
+  finish: "stop" | "length" | "tool_calls";
   stopReason: string | null; // the stop string matched, as vLLM reports it
+  reasoning: string[]; // reasoning tokens, emitted before `pieces` (usually the shared empty array)
+  tool: ToolCall | null; // set when the answer is a tool call: `pieces` are then its arguments
 }
+
+interface ToolCall {
+  id: string;
+  name: string;
+}
+
+const NO_REASONING: string[] = [];
 
 /**
  * One choice's answer. The natural length of an answer is 8..255 tokens, fixed by the PRNG; the
@@ -214,7 +226,51 @@ function generate(promptHash: number, seed: number, choice: number, limit: numbe
       pieces.length = k;
     }
   }
-  return { pieces, text, finish, stopReason };
+  return { pieces, text, finish, stopReason, reasoning: NO_REASONING, tool: null };
+}
+
+/** Reasoning text for a prompt: 6..13 tokens, deterministic, and different from the answer. */
+function reasoningPieces(promptHash: number, seed: number, choice: number): string[] {
+  const rnd = prng(mixSeed(promptHash ^ 0x7ea5, seed, choice));
+  const count = 6 + (rnd() & 7);
+  const out: string[] = new Array(count);
+  for (let i = 0; i < count; i++) out[i] = VOCAB[rnd() % VOCAB_N] as string;
+  return out;
+}
+
+/** A deterministic value of a JSON-schema type, for filling a tool's required arguments. */
+function sampleValue(schema: unknown, name: string): unknown {
+  const t = schema !== null && typeof schema === "object" ? (schema as { type?: unknown; enum?: unknown }) : {};
+  if (Array.isArray(t.enum) && t.enum.length > 0) return t.enum[0];
+  switch (Array.isArray(t.type) ? t.type[0] : t.type) {
+    case "integer":
+    case "number":
+      return 42;
+    case "boolean":
+      return true;
+    case "array":
+      return [];
+    case "object":
+      return sampleArguments(schema);
+    default:
+      return `sim-${name}`;
+  }
+}
+
+function sampleArguments(schema: unknown): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  if (schema === null || typeof schema !== "object") return out;
+  const { properties, required } = schema as { properties?: Record<string, unknown>; required?: unknown };
+  if (!Array.isArray(required)) return out;
+  for (const r of required) if (typeof r === "string") out[r] = sampleValue(properties?.[r], r);
+  return out;
+}
+
+/** A tool call's arguments cut in pieces of 8 characters, streamed one piece per token. */
+function toolChoice(tool: ToolCall, args: string): Choice {
+  const pieces: string[] = [];
+  for (let i = 0; i < args.length; i += 8) pieces.push(args.slice(i, i + 8));
+  return { pieces, text: args, finish: "tool_calls", stopReason: null, reasoning: NO_REASONING, tool };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,6 +359,8 @@ interface GenRequest {
   stream: boolean;
   includeUsage: boolean;
   echo: string[] | null; // completions with echo: the prompt texts
+  tool: { name: string; args: string } | null; // chat: answer with a call of this tool
+  reasoning: boolean; // chat: think first
   requestId: string | undefined;
   arrival: number; // performance.now() ms
 }
@@ -452,6 +510,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     let promptHash = FNV0;
     let promptTokens: number[];
     let echo: string[] | null = null;
+    let tool: GenRequest["tool"] = null;
+    let reasoning = false;
     if (kind === "chat") {
       const messages = body.messages;
       if (!Array.isArray(messages) || messages.length === 0)
@@ -467,6 +527,10 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
         promptHash = fnv(text, fnv(m.role, promptHash) ^ 0x1f);
       }
       promptTokens = [Math.max(1, Math.ceil(chars / 4))];
+      tool = toolToCall(body, (messages[messages.length - 1] as { role: string }).role);
+      const ctk = body.chat_template_kwargs as { enable_thinking?: unknown } | null | undefined;
+      const asked = ctk !== null && typeof ctk === "object" ? ctk.enable_thinking : undefined;
+      reasoning = typeof asked === "boolean" ? asked : s.reasoning;
     } else {
       const p = body.prompt;
       const prompts: (string | number[])[] = [];
@@ -525,9 +589,26 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       stream,
       includeUsage,
       echo,
+      tool,
+      reasoning,
       requestId: reqId,
       arrival,
     };
+  }
+
+  /**
+   * A chat request with tools, whose last message is the user's, is answered with a call of the
+   * named tool (tool_choice) or else the first; tool_choice "none" or a tool result gets text.
+   */
+  function toolToCall(body: Record<string, unknown>, lastRole: string): GenRequest["tool"] {
+    const tools = body.tools;
+    if (!Array.isArray(tools) || tools.length === 0 || lastRole !== "user" || body.tool_choice === "none") return null;
+    const named = (body.tool_choice as { function?: { name?: unknown } } | null | undefined)?.function?.name;
+    const fns = tools.map((t) => (t as { function?: { name?: unknown; parameters?: unknown } } | null)?.function);
+    const fn = typeof named === "string" ? fns.find((f) => f?.name === named) : fns[0];
+    if (!fn || typeof fn.name !== "string")
+      throw new BadRequest(typeof named === "string" ? `tool_choice names an unknown tool '${named}'` : "tools[0].function.name must be a string", "tools");
+    return { name: fn.name, args: JSON.stringify(sampleArguments(fn.parameters)) };
   }
 
   // --- Generation and writing ----------------------------------------------------------------
@@ -536,7 +617,11 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     const out: Choice[] = [];
     for (let p = 0; p < g.promptTokens.length; p++) {
       const h = p === 0 ? g.promptHash : mixSeed(g.promptHash, p, 0x5eed);
-      for (let i = 0; i < g.n; i++) out.push(generate(h, g.seed, i, g.limit, g.stops));
+      for (let i = 0; i < g.n; i++) {
+        const c = g.tool !== null ? toolChoice({ id: `call_${(h ^ i).toString(16)}`, name: g.tool.name }, g.tool.args) : generate(h, g.seed, i, g.limit, g.stops);
+        if (g.reasoning) c.reasoning = reasoningPieces(h, g.seed, i);
+        out.push(c);
+      }
     }
     return out;
   }
@@ -546,7 +631,7 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     let pt = 0;
     for (const t of g.promptTokens) pt += t;
     let ct = 0;
-    for (const c of choices) ct += c.pieces.length;
+    for (const c of choices) ct += c.pieces.length + c.reasoning.length;
     return `{"prompt_tokens":${pt},"total_tokens":${pt + ct},"completion_tokens":${ct},"prompt_tokens_details":null}`;
   }
 
@@ -557,8 +642,12 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       const sr = c.stopReason === null ? "null" : JSON.stringify(c.stopReason);
       if (i > 0) cs += ",";
       if (g.kind === "chat") {
+        const content = c.tool === null ? JSON.stringify(c.text) : "null";
+        const reasoning = c.reasoning.length > 0 ? JSON.stringify(c.reasoning.join("")) : "null";
+        const calls =
+          c.tool === null ? "" : JSON.stringify({ id: c.tool.id, type: "function", function: { name: c.tool.name, arguments: c.text } });
         cs +=
-          `{"index":${i},"message":{"role":"assistant","content":${JSON.stringify(c.text)},"refusal":null,"tool_calls":[]},` +
+          `{"index":${i},"message":{"role":"assistant","content":${content},"reasoning_content":${reasoning},"refusal":null,"tool_calls":[${calls}]},` +
           `"logprobs":null,"finish_reason":"${c.finish}","stop_reason":${sr}}`;
       } else {
         const text = g.echo !== null ? (g.echo[Math.floor(i / g.n)] ?? "") + c.text : c.text;
@@ -585,17 +674,27 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       for (let i = 0; i < job.choices.length; i++) {
         const c = job.choices[i] as Choice;
         // A choice cut to nothing by a stop string still gets one (empty) chunk with its finish.
-        const len = c.pieces.length > 0 ? c.pieces.length : 1;
+        const r = c.reasoning.length;
+        const len = r + (c.pieces.length > 0 ? c.pieces.length : 1);
         if (step >= len) continue;
         const last = step === len - 1;
-        let piece = c.pieces.length === 0 ? "" : (c.pieces[step] as string);
+        const k = step - r; // the answer's token index; negative while reasoning
+        let piece = c.pieces.length === 0 || k < 0 ? "" : (c.pieces[k] as string);
         if (step === 0 && g.echo !== null) piece = (g.echo[Math.floor(i / g.n)] ?? "") + piece;
         const fin = last ? `"${c.finish}"` : "null";
         const sr = last && c.stopReason !== null ? JSON.stringify(c.stopReason) : "null";
         if (g.kind === "chat") {
           if (step === 0)
             out += `${head}{"index":${i},"delta":{"role":"assistant","content":""},"logprobs":null,"finish_reason":null}${tail}`;
-          out += `${head}{"index":${i},"delta":{"content":${JSON.stringify(piece)}},"logprobs":null,"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
+          const delta =
+            k < 0
+              ? `{"reasoning_content":${JSON.stringify(c.reasoning[step] as string)}}`
+              : c.tool === null
+                ? `{"content":${JSON.stringify(piece)}}`
+                : k === 0
+                  ? `{"tool_calls":[{"index":0,"id":"${c.tool.id}","type":"function","function":{"name":${JSON.stringify(c.tool.name)},"arguments":${JSON.stringify(piece)}}}]}`
+                  : `{"tool_calls":[{"index":0,"function":{"arguments":${JSON.stringify(piece)}}}]}`;
+          out += `${head}{"index":${i},"delta":${delta},"logprobs":null,"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
         } else {
           out += `${head}{"index":${i},"text":${JSON.stringify(piece)},"logprobs":null,"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
         }
@@ -630,14 +729,14 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     for (const t of g.promptTokens) pt += t;
     let generated = 0;
     if (aborted) {
-      for (const c of job.choices) generated += Math.min(job.emitted, c.pieces.length);
-    } else for (const c of job.choices) generated += c.pieces.length;
+      for (const c of job.choices) generated += Math.min(job.emitted, c.pieces.length + c.reasoning.length);
+    } else for (const c of job.choices) generated += c.pieces.length + c.reasoning.length;
     promptTokensTotal += pt;
     generationTokensTotal += generated;
     if (aborted) {
       success.abort++;
     } else {
-      for (const c of job.choices) success[c.finish]++;
+      for (const c of job.choices) success[c.finish === "tool_calls" ? "stop" : c.finish]++;
     }
     if (job.firstAt > 0) {
       ttftH.observe((job.firstAt - g.arrival) / 1000);
@@ -667,7 +766,7 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
 
   function maxPiecesOf(choices: Choice[]): number {
     let m = 0;
-    for (const c of choices) if (c.pieces.length > m) m = c.pieces.length;
+    for (const c of choices) if (c.pieces.length + c.reasoning.length > m) m = c.pieces.length + c.reasoning.length;
     return m;
   }
 

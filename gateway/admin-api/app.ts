@@ -2,14 +2,19 @@
 import { timingSafeEqual } from "node:crypto";
 import express from "express";
 import type { Client } from "@temporalio/client";
+import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../common/db.ts";
 import { adminErrorHandler, AdminError } from "./errors.ts";
 import { catalogRoutes } from "./catalog.ts";
 import { modelRoutes } from "./models.ts";
 import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
+import { auditRoutes } from "./audit.ts";
+import { limitRoutes } from "./limits.ts";
+import { priceRoutes } from "./prices.ts";
+import { usageRoutes } from "./usage.ts";
 
-export function adminApi(opts: { db: PrismaClient; temporal: Client; taskQueue: string; adminToken: string }): express.Express {
+export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   const want = Buffer.from(`Bearer ${opts.adminToken}`);
@@ -29,7 +34,11 @@ export function adminApi(opts: { db: PrismaClient; temporal: Client; taskQueue: 
   app.use("/api/v1", catalogRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", operationRoutes(opts.temporal));
-  app.use("/api/v1", tenancyRoutes(opts.db));
+  app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));
+  app.use("/api/v1", priceRoutes(opts.db));
+  app.use("/api/v1", limitRoutes(opts.db));
+  app.use("/api/v1", usageRoutes(opts.db));
+  app.use("/api/v1", auditRoutes(opts.db));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);
   return app;

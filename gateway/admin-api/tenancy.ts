@@ -1,9 +1,13 @@
 // Projects and API keys. A key is shown once, at creation; the store keeps its hash and prefix.
+// Revoking or rotating a key publishes it on the change feed, so every gateway's cache drops it.
 import { randomUUID } from "node:crypto";
 import { Router } from "express";
+import type { Redis } from "ioredis";
 import { z } from "zod";
+import { publishChange } from "../../common/change-feed.ts";
 import type { PrismaClient } from "../../common/db.ts";
 import { newApiKey } from "../../common/secrets.ts";
+import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 
 const DEFAULT_ORG = "default";
@@ -16,6 +20,20 @@ const keyBody = z.object({
   models: z.array(z.string().min(1)).optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
 });
+const keyId = z.object({ id: z.string().min(1).max(64) });
+const rotateBody = z.object({ overlapSeconds: z.number().int().min(0).max(30 * 86_400).default(3_600) });
+
+type KeyRow = { id: string; prefix: string; name: string | null; projectId: string; models: string[]; expiresAt: Date | null; revokedAt: Date | null };
+/** A key as the audit log and the API show it: never the secret, never its hash. */
+const keyView = (k: KeyRow) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, models: k.models, expiresAt: k.expiresAt, revokedAt: k.revokedAt });
+
+/** Throws a 404 naming the existing projects. */
+export async function projectByName(db: PrismaClient, name: string, field = "project") {
+  const project = await db.project.findUnique({ where: { name } });
+  if (project) return project;
+  const names = (await db.project.findMany({ select: { name: true }, orderBy: { name: "asc" } })).map((p) => p.name);
+  throw new AdminError(404, `no project '${name}'; projects: ${names.join(", ") || "(none)"}`, field);
+}
 
 /** The default org and team that projects made without one belong to. */
 async function defaultTeamId(db: PrismaClient): Promise<string> {
@@ -28,7 +46,14 @@ async function defaultTeamId(db: PrismaClient): Promise<string> {
   return team.id;
 }
 
-export function tenancyRoutes(db: PrismaClient): Router {
+async function keyById(db: PrismaClient, raw: unknown) {
+  const { id } = check(keyId, raw);
+  const k = await db.apiKey.findUnique({ where: { id } });
+  if (!k) throw new AdminError(404, `no key '${id}'; \`ctl keys list\` shows the ids`, "id");
+  return k;
+}
+
+export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
   const r = Router();
 
   r.get("/projects", async (_req, res) => {
@@ -41,16 +66,13 @@ export function tenancyRoutes(db: PrismaClient): Router {
     const exists = await db.project.findUnique({ where: { name: body.name } });
     if (exists) return void res.status(200).json({ id: exists.id, name: exists.name, created: false });
     const p = await db.project.create({ data: { id: randomUUID(), name: body.name, teamId: await defaultTeamId(db) } });
+    await audit(db, { action: "project.create", target: `project/${p.name}`, after: p });
     res.status(201).json({ id: p.id, name: p.name, created: true });
   });
 
   r.post("/keys", async (req, res) => {
     const body = check(keyBody, req.body);
-    const project = await db.project.findUnique({ where: { name: body.project } });
-    if (!project) {
-      const names = (await db.project.findMany({ select: { name: true } })).map((p) => p.name);
-      throw new AdminError(404, `no project '${body.project}'; projects: ${names.join(", ") || "(none)"}`, "project");
-    }
+    const project = await projectByName(db, body.project);
     const k = newApiKey();
     const row = await db.apiKey.create({
       data: {
@@ -63,7 +85,34 @@ export function tenancyRoutes(db: PrismaClient): Router {
         expiresAt: body.expiresAt ? new Date(body.expiresAt) : null,
       },
     });
+    await audit(db, { action: "key.create", target: `key/${row.id}`, after: keyView(row) });
     res.status(201).json({ id: row.id, key: k.key, prefix: row.prefix, project: project.name, models: row.models, expiresAt: row.expiresAt });
+  });
+
+  r.post("/keys/:id/revoke", async (req, res) => {
+    const before = await keyById(db, req.params);
+    const after = before.revokedAt ? before : await db.apiKey.update({ where: { id: before.id }, data: { revokedAt: new Date() } });
+    await publishChange(redis, { kind: "key", op: "revoked", hash: before.hash });
+    if (!before.revokedAt) await audit(db, { action: "key.revoke", target: `key/${before.id}`, before: keyView(before), after: keyView(after) });
+    res.json({ ...keyView(after), revoked: true });
+  });
+
+  // A new key with the old one's project, name and models; the old one keeps working for the overlap.
+  r.post("/keys/:id/rotate", async (req, res) => {
+    const old = await keyById(db, req.params);
+    const { overlapSeconds } = check(rotateBody, req.body ?? {});
+    if (old.revokedAt) throw new AdminError(409, `key '${old.id}' is revoked; create a new one instead`, "id");
+    const oldUntil = new Date(Date.now() + overlapSeconds * 1000);
+    const k = newApiKey();
+    const [fresh, retired] = await db.$transaction([
+      db.apiKey.create({
+        data: { id: randomUUID(), projectId: old.projectId, name: old.name, hash: k.hash, prefix: k.prefix, models: old.models, band: old.band, expiresAt: old.expiresAt },
+      }),
+      db.apiKey.update({ where: { id: old.id }, data: { expiresAt: old.expiresAt && old.expiresAt < oldUntil ? old.expiresAt : oldUntil } }),
+    ]);
+    await publishChange(redis, { kind: "key", op: "changed", hash: old.hash });
+    await audit(db, { action: "key.rotate", target: `key/${old.id}`, before: keyView(old), after: { old: keyView(retired), new: keyView(fresh) } });
+    res.status(201).json({ id: fresh.id, key: k.key, prefix: fresh.prefix, models: fresh.models, expiresAt: fresh.expiresAt, old: { id: retired.id, expiresAt: retired.expiresAt } });
   });
 
   r.get("/keys", async (req, res) => {

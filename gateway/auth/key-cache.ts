@@ -6,6 +6,9 @@ import { sha256Hex } from "../../common/secrets.ts";
 export interface KeyInfo {
   id: string;
   projectId: string;
+  /** The project's team and org, so limits at every level of tenancy can be found without a read. */
+  teamId: string;
+  orgId: string;
   models: string[];
   band: string;
   expiresAt: number | null;
@@ -43,11 +46,13 @@ export class KeyCache {
   }
 
   private async load(hash: string): Promise<KeyInfo | null> {
-    const row = await this.db.apiKey.findUnique({ where: { hash } });
+    const row = await this.db.apiKey.findUnique({ where: { hash }, include: { project: { include: { team: true } } } });
     const info: KeyInfo | null = row
       ? {
           id: row.id,
           projectId: row.projectId,
+          teamId: row.project.teamId,
+          orgId: row.project.team.orgId,
           models: row.models,
           band: row.band,
           expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,

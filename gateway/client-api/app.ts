@@ -3,16 +3,19 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { z } from "zod";
-import { keyFromHeaders, modelAllowed, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
-import { proxy } from "../router/proxy.ts";
+import { keyFromHeaders, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
+import type { Limiter } from "../auth/limiter.ts";
 import type { Registry } from "../router/registry.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { GatewayMetrics } from "../metrics.ts";
-import { ApiError, sendOpenAIError } from "./errors.ts";
+import { anthropicRoutes } from "./anthropic/routes.ts";
+import { ApiError, sendError } from "./errors.ts";
+import { forward } from "./forward.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue } from "./schemas.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
+  limits: Limiter;
   registry: Registry;
   usage: UsageRecorder;
   metrics: GatewayMetrics;
@@ -62,11 +65,12 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.post("/v1/chat/completions", inference(deps, chatCompletionRequest, "/v1/chat/completions"));
   app.post("/v1/completions", inference(deps, completionRequest, "/v1/completions"));
   app.post("/v1/embeddings", inference(deps, embeddingRequest, "/v1/embeddings"));
+  app.use("/v1", anthropicRoutes(deps));
 
   app.use("/v1", (req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));
-  app.use((err: unknown, _req: Request, res: Response, _next: NextFunction) => {
+  app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
-    sendOpenAIError(res, toApiError(err));
+    sendError(req, res, toApiError(err));
   });
   return app;
 }
@@ -80,50 +84,16 @@ function inference<S extends z.ZodType<{ model: string; stream?: boolean | undef
       return next(new ApiError("invalid_request", message, { param }));
     }
     const body = parsed.data as Record<string, unknown> & { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null };
-    const key = req.key!;
-    if (!modelAllowed(key.models, body.model)) {
-      return next(new ApiError("permission", `this key may not use model '${body.model}'`, { param: "model", code: "model_not_allowed" }));
-    }
-    const endpoints = deps.registry.endpoints(body.model);
-    if (endpoints.length === 0) {
-      if (!deps.registry.known(body.model)) {
-        return next(new ApiError("not_found", `model '${body.model}' does not exist`, { param: "model", code: "model_not_found" }));
-      }
-      return next(new ApiError("unavailable", `model '${body.model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 }));
-    }
-    let status = 500;
     try {
-      const out = await proxy(req, res, endpoints, {
+      await forward(deps, req, res, body.model, {
         path,
         body,
         stream: body.stream === true,
         clientWantsUsage: body.stream_options?.include_usage === true,
-        requestId: req.requestId!,
         started,
       });
-      status = out.status;
-      deps.usage.record({
-        id: randomUUID(),
-        at: new Date().toISOString(),
-        keyId: key.id,
-        projectId: key.projectId,
-        model: body.model,
-        version: out.endpoint?.version ?? null,
-        replicaId: out.endpoint?.id ?? null,
-        endpoint: path,
-        promptTokens: out.usage?.prompt_tokens ?? 0,
-        cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
-        completionTokens: out.usage?.completion_tokens ?? 0,
-        costMicros: 0,
-        latencyMs: performance.now() - started,
-        ttftMs: out.ttftMs,
-        status,
-      });
     } catch (err) {
-      status = toApiError(err).status;
       next(err);
-    } finally {
-      deps.metrics.observe(body.model, status, (performance.now() - started) / 1000);
     }
   };
 }

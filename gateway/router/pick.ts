@@ -1,30 +1,87 @@
-// Chooses the replica for a request: the fewest requests in flight from this gateway, ties broken
-// in turn so equal replicas share the load. Replicas that failed just now are passed over.
+// Chooses the replica for a request by its routing profile. Replicas whose breaker is open, and
+// those tried already for this request, are passed over. Runs on every request: one pass over the
+// candidates, no allocation; ties are broken in turn so equal replicas share the load.
+import type { Affinity } from "./affinity.ts";
 import type { Endpoint } from "./registry.ts";
+
+export const PROFILES = ["chat", "batch", "long-context"] as const;
+export type Profile = (typeof PROFILES)[number];
+
+export interface RouteHints {
+  /** chat: affinity, then the soonest answer; batch: the shortest queue; long-context: the most free KV cache. */
+  profile: Profile;
+  /** x-llmgw-session or the body's `user`: its requests go where the last one went. */
+  session: string | null;
+  /** Hash of the prompt's beginning (affinity.ts), 0 for none. */
+  prefix: number;
+}
+
+export const DEFAULT_HINTS: RouteHints = { profile: "chat", session: null, prefix: 0 };
+
+/** Engine metrics older than this are not trusted (the scrape runs every second). */
+export const STALE_MS = 3_000;
+
+/** chat: TTFTs up to fastest × TOLERANCE + SLACK are taken as equal. */
+export const TTFT_TOLERANCE = 1.25;
+export const TTFT_SLACK_MS = 5;
 
 let turn = 0;
 
-export function pick(candidates: Endpoint[], exclude: ReadonlySet<string>, now = Date.now()): Endpoint | null {
-  let best: Endpoint | null = null;
+export function pick(candidates: readonly Endpoint[], exclude: ReadonlySet<string>, hints: RouteHints = DEFAULT_HINTS, affinity: Affinity | null = null, now = Date.now()): Endpoint | null {
   const n = candidates.length;
-  const start = turn++ % Math.max(n, 1);
+  if (n === 0) return null;
+  if (hints.profile === "chat" && affinity) {
+    const sticky = (hints.session !== null ? affinity.session(hints.session) : undefined) ?? (hints.prefix !== 0 ? affinity.prefix(hints.prefix) : undefined);
+    if (sticky !== undefined) {
+      for (let i = 0; i < n; i++) {
+        const e = candidates[i]!;
+        if (e.id === sticky && usable(e, exclude, now) && !crowded(e, now)) return e;
+      }
+    }
+  }
+  // chat: TTFTs within noise of the fastest count as equal (else one replica a hair faster would
+  // take every request and the others' estimates would never be refreshed); a replica with no
+  // estimate yet counts as fast, so it gets tried.
+  let fastest = 0;
+  if (hints.profile === "chat") {
+    for (let i = 0; i < n; i++) {
+      const t = candidates[i]!.ttft.get(now);
+      if (t > 0 && (fastest === 0 || t < fastest)) fastest = t;
+    }
+  }
+  const fastEnough = fastest * TTFT_TOLERANCE + TTFT_SLACK_MS;
+  let best: Endpoint | null = null;
+  let bestScore = Infinity;
+  const start = turn++ % n;
   for (let i = 0; i < n; i++) {
     const e = candidates[(start + i) % n]!;
-    if (exclude.has(e.id) || e.skipUntil > now) continue;
-    if (!best || e.inflight < best.inflight) best = e;
+    if (!usable(e, exclude, now)) continue;
+    const queue = e.inflight + waitingOf(e, now);
+    let score: number;
+    if (hints.profile === "batch") score = queue;
+    else if (hints.profile === "long-context") score = kvUsageOf(e, now) * 1e6 + queue;
+    else score = (queue + 1) * Math.max(e.ttft.get(now), fastEnough);
+    if (score < bestScore) {
+      best = e;
+      bestScore = score;
+    }
   }
   return best;
 }
 
-const FAILURES_BEFORE_SKIP = 3;
-const SKIP_MS = 5_000;
-
-export function recordFailure(e: Endpoint, now = Date.now()): void {
-  e.failures += 1;
-  if (e.failures >= FAILURES_BEFORE_SKIP) e.skipUntil = now + SKIP_MS;
+function usable(e: Endpoint, exclude: ReadonlySet<string>, now: number): boolean {
+  return e.breaker.allows(now) && !exclude.has(e.id);
 }
 
-export function recordSuccess(e: Endpoint): void {
-  e.failures = 0;
-  e.skipUntil = 0;
+/** Affinity gives way when the replica is full: a warm cache is not worth waiting in its queue. */
+function crowded(e: Endpoint, now: number): boolean {
+  return e.inflight >= e.slots || waitingOf(e, now) > 0;
+}
+
+function waitingOf(e: Endpoint, now: number): number {
+  return now - e.scrapedAt <= STALE_MS ? e.waiting : 0;
+}
+
+function kvUsageOf(e: Endpoint, now: number): number {
+  return now - e.scrapedAt <= STALE_MS ? e.kvCacheUsage : 0;
 }

@@ -1,8 +1,11 @@
 // Sends a request to a replica and the answer back to the client. A connection failure or a 5xx
 // before the first byte is retried on another replica; once bytes have reached the client, never.
+import type { IncomingHttpHeaders } from "node:http";
 import type { Request, Response } from "express";
 import { ApiError } from "../client-api/errors.ts";
-import { pick, recordFailure, recordSuccess } from "./pick.ts";
+import { bandOf } from "./admission.ts";
+import { prefixHash } from "./affinity.ts";
+import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
 import type { Endpoint } from "./registry.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
 
@@ -23,52 +26,103 @@ export interface ProxyRequest {
   clientWantsUsage: boolean;
   requestId: string;
   started: number;
+  /** Writes the engine's answer in another API's shape (the Anthropic routes); by default it is relayed as it is. */
+  respond?: Responder;
+  /** The key's admission band (KeyInfo.band); interactive when absent. */
+  band?: string;
 }
 
+/** The routing profile (x-llmgw-profile, default chat) and affinity keys of a request. */
+export function routeHints(headers: IncomingHttpHeaders, body: Record<string, unknown>): RouteHints {
+  const given = headers["x-llmgw-profile"];
+  const profile = (given ?? "chat") as Profile;
+  if (!PROFILES.includes(profile)) {
+    throw new ApiError("invalid_request", `x-llmgw-profile must be one of ${PROFILES.join(", ")}`, { param: "x-llmgw-profile", code: "invalid_profile" });
+  }
+  const header = headers["x-llmgw-session"];
+  const session = typeof header === "string" && header ? header : typeof body.user === "string" && body.user ? body.user : null;
+  return { profile, session, prefix: profile === "chat" ? prefixHash(body) : 0 };
+}
+
+export type Responder = (res: Response, e: Endpoint, up: UpstreamResponse, p: ProxyRequest) => Promise<ProxyOutcome>;
+
 export async function proxy(req: Request, res: Response, endpoints: Endpoint[], p: ProxyRequest): Promise<ProxyOutcome> {
+  const hints = routeHints(req.headers, p.body);
+  const group = endpoints[0]?.group;
+  const band = bandOf(p.band);
   const abort = new AbortController();
   const onClose = () => {
     if (!res.writableFinished) abort.abort();
   };
   res.on("close", onClose);
+  let admitted = false;
+  try {
+    if (group) {
+      if (!group.admission.tryAdmit(band)) {
+        try {
+          await group.admission.wait(band, abort.signal);
+        } catch (err) {
+          if (abort.signal.aborted) return { status: 499, endpoint: null, usage: null, ttftMs: null };
+          throw err;
+        }
+      }
+      admitted = true;
+    }
+    return await forward(res, group?.endpoints ?? endpoints, p, hints, abort.signal);
+  } finally {
+    if (admitted) group!.admission.release(band);
+    res.off("close", onClose);
+  }
+}
+
+async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, signal: AbortSignal): Promise<ProxyOutcome> {
   const payload = JSON.stringify(p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body);
   const tried = new Set<string>();
-  try {
-    for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
-      const e = pick(endpoints, tried);
-      if (!e) break;
-      tried.add(e.id);
-      e.inflight++;
-      let up;
-      try {
-        up = await e.pool.request({
-          path: p.path,
-          method: "POST",
-          headers: { "content-type": "application/json", "x-request-id": p.requestId },
-          body: payload,
-          signal: abort.signal,
-        });
-      } catch {
-        e.inflight--;
-        if (abort.signal.aborted) return { status: 499, endpoint: e, usage: null, ttftMs: null };
-        recordFailure(e);
-        continue;
+  for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    const now = Date.now();
+    const e = pick(endpoints, tried, hints, endpoints[0]?.group.affinity ?? null, now);
+    if (!e) break;
+    tried.add(e.id);
+    e.breaker.begin(now);
+    e.inflight++;
+    const sent = performance.now();
+    let up;
+    try {
+      up = await e.pool.request({
+        path: p.path,
+        method: "POST",
+        headers: { "content-type": "application/json", "x-request-id": p.requestId },
+        body: payload,
+        signal,
+      });
+    } catch {
+      e.inflight--;
+      if (signal.aborted) {
+        e.breaker.abandon();
+        return { status: 499, endpoint: e, usage: null, ttftMs: null };
       }
-      if (up.statusCode >= 500) {
-        e.inflight--;
-        recordFailure(e);
-        await up.body.dump().catch(() => undefined);
-        continue;
-      }
-      recordSuccess(e);
-      try {
-        return await relay(res, e, up, p);
-      } finally {
-        e.inflight--;
-      }
+      e.breaker.failure(Date.now());
+      continue;
     }
-  } finally {
-    res.off("close", onClose);
+    if (up.statusCode >= 500) {
+      e.inflight--;
+      e.breaker.failure(Date.now());
+      await up.body.dump().catch(() => undefined);
+      continue;
+    }
+    e.breaker.success();
+    let out: ProxyOutcome;
+    try {
+      out = await (p.respond ?? relay)(res, e, up, p);
+    } finally {
+      e.inflight--;
+    }
+    if (out.status === 200) {
+      // The engine's own time to first token: from our send, not from the client's request.
+      if (out.ttftMs !== null) e.ttft.observe(out.ttftMs - (sent - p.started), Date.now());
+      e.group.affinity.served(hints.session, hints.prefix, e.id);
+    }
+    return out;
   }
   throw new ApiError("unavailable", tried.size ? "every replica of this model failed to answer; try again" : "no replica of this model is ready", {
     retryAfterS: 1,
@@ -83,7 +137,9 @@ async function relay(res: Response, e: Endpoint, up: UpstreamResponse, p: ProxyR
   if (!p.stream || up.statusCode !== 200 || !ctype.startsWith("text/event-stream")) {
     const text = await up.body.text();
     const ttftMs = performance.now() - p.started;
-    res.status(up.statusCode).set({ "content-type": ctype, ...requestHeaders }).send(text);
+    // Plain node, not express's send (charset, ETag and freshness work the gateway has no use for).
+    res.writeHead(up.statusCode, { "content-type": ctype, "content-length": Buffer.byteLength(text), ...requestHeaders });
+    res.end(text);
     let usage: Usage | null = null;
     if (up.statusCode === 200) {
       try {

@@ -3,6 +3,11 @@
 import { Pool } from "undici";
 import type { PrismaClient } from "../../common/db.ts";
 import type { ReplicaChange } from "../../common/change-feed.ts";
+import { Admission, DEFAULT_BANDS, type Band, type BandPolicy } from "./admission.ts";
+import { Affinity } from "./affinity.ts";
+import { Breaker } from "./breaker.ts";
+import { MetricsScraper } from "./scraper.ts";
+import { SmoothedTtft } from "./ttft.ts";
 
 export interface Endpoint {
   id: string;
@@ -11,27 +16,61 @@ export interface Endpoint {
   nodeId: string;
   url: string;
   pool: Pool;
+  /** Requests this gateway has on the replica now. */
   inflight: number;
-  /** Consecutive failures; the endpoint is skipped for a while after several. */
-  failures: number;
-  skipUntil: number;
+  /** Requests the replica runs at once (setting): admission queues when every replica is full. */
+  slots: number;
+  /** The engine's own figures (all gateways' load), scraped every second; scrapedAt 0 = never. */
+  running: number;
+  waiting: number;
+  kvCacheUsage: number;
+  scrapedAt: number;
+  ttft: SmoothedTtft;
+  breaker: Breaker;
+  group: ModelGroup;
+}
+
+/** A served model: its replicas and what routing keeps for all of them. */
+export interface ModelGroup {
+  model: string;
+  endpoints: Endpoint[];
+  admission: Admission;
+  affinity: Affinity;
+}
+
+export interface RegistryOptions {
+  /** Requests a replica runs at once; LLMGW_REPLICA_SLOTS, else 64 (the sim's and a usual vLLM max_num_seqs scale). */
+  replicaSlots?: number;
+  bands?: Readonly<Record<Band, BandPolicy>>;
+  scrapeEveryMs?: number;
 }
 
 const CATALOG_REFRESH_MS = 5_000;
 
 export class Registry {
-  private byModel = new Map<string, Endpoint[]>();
+  private byModel = new Map<string, ModelGroup>();
   private byId = new Map<string, Endpoint>();
   /** Model names in the catalog: a model known but not served is a 503, unknown is a 404. */
   private catalog = new Set<string>();
   private timer: NodeJS.Timeout | undefined;
+  private readonly scraper: MetricsScraper;
+  private readonly slots: number;
+  private readonly bands: Readonly<Record<Band, BandPolicy>>;
 
-  constructor(private readonly db: PrismaClient) {}
+  constructor(
+    private readonly db: PrismaClient,
+    opts: RegistryOptions = {},
+  ) {
+    this.slots = opts.replicaSlots ?? (Number(process.env.LLMGW_REPLICA_SLOTS) || 64);
+    this.bands = opts.bands ?? DEFAULT_BANDS;
+    this.scraper = new MetricsScraper(() => this.byId.values(), opts.scrapeEveryMs);
+  }
 
   async start(): Promise<void> {
     await this.reload();
     this.timer = setInterval(() => void this.refreshCatalog().catch(() => undefined), CATALOG_REFRESH_MS);
     this.timer.unref();
+    this.scraper.start();
   }
 
   /** Loads everything from the store; used at start and after the feed was interrupted. */
@@ -59,36 +98,75 @@ export class Registry {
   }
 
   endpoints(model: string): Endpoint[] {
-    return this.byModel.get(model) ?? [];
+    return this.byModel.get(model)?.endpoints ?? [];
+  }
+
+  /** Scrapes every replica's metrics now (tests; the timer does it every second). */
+  scrapeNow(): Promise<void> {
+    return this.scraper.scrapeAll();
   }
 
   known(model: string): boolean {
-    return this.catalog.has(model) || this.byModel.has(model);
+    return this.catalog.has(model) || this.endpoints(model).length > 0;
   }
 
   servedModels(): string[] {
-    return [...this.byModel.keys()].sort();
+    return [...this.byModel.values()].filter((g) => g.endpoints.length).map((g) => g.model).sort();
   }
 
   close(): Promise<void> {
     clearInterval(this.timer);
+    this.scraper.stop();
     return Promise.all([...this.byId.values()].map((e) => e.pool.close())).then(() => undefined);
   }
 
   private add(r: ReplicaChange["replica"]): void {
     if (this.byId.has(r.id)) return;
-    const e: Endpoint = { ...r, pool: new Pool(r.url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }), inflight: 0, failures: 0, skipUntil: 0 };
+    const group = this.group(r.model);
+    const e: Endpoint = {
+      ...r,
+      pool: new Pool(r.url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
+      inflight: 0,
+      slots: this.slots,
+      running: 0,
+      waiting: 0,
+      kvCacheUsage: 0,
+      scrapedAt: 0,
+      ttft: new SmoothedTtft(),
+      breaker: new Breaker(),
+      group,
+    };
     this.byId.set(r.id, e);
-    this.byModel.set(r.model, [...(this.byModel.get(r.model) ?? []), e]);
+    // A new array, not a push: a request already routing keeps the list it started with.
+    group.endpoints = [...group.endpoints, e];
+    group.admission.drain();
+  }
+
+  private group(model: string): ModelGroup {
+    let g = this.byModel.get(model);
+    if (!g) {
+      const created: ModelGroup = {
+        model,
+        endpoints: [],
+        admission: new Admission(() => {
+          let slots = 0;
+          for (const e of created.endpoints) slots += e.slots;
+          return slots;
+        }, this.bands),
+        affinity: new Affinity(),
+      };
+      g = created;
+      this.byModel.set(model, g);
+    }
+    return g;
   }
 
   private remove(id: string): void {
     const e = this.byId.get(id);
     if (!e) return;
     this.byId.delete(id);
-    const left = (this.byModel.get(e.model) ?? []).filter((x) => x.id !== id);
-    if (left.length) this.byModel.set(e.model, left);
-    else this.byModel.delete(e.model);
+    // The group stays when its last replica leaves: requests queued for it time out (504).
+    e.group.endpoints = e.group.endpoints.filter((x) => x.id !== id);
     // Requests already on their way finish; the pool closes once they have.
     void e.pool.close().catch(() => undefined);
   }

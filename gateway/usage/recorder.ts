@@ -1,10 +1,12 @@
 // Takes usage events off the hot path: buffered in memory and sent to BullMQ in batches. A batch
 // that cannot be queued (Redis away) stays in the buffer and is tried again; nothing is dropped.
+// Each event is costed here from the in-memory price book, so every endpoint's usage is priced.
 import { randomUUID } from "node:crypto";
 import { Queue } from "bullmq";
 import type { Redis } from "ioredis";
 import { log } from "../../common/logging.ts";
 import { USAGE_QUEUE, type UsageEvent } from "../../common/usage-event.ts";
+import type { PriceBook } from "./price-book.ts";
 
 export class UsageRecorder {
   private buffer: UsageEvent[] = [];
@@ -17,15 +19,19 @@ export class UsageRecorder {
     connection: Redis,
     private readonly batchSize: number,
     flushMs: number,
+    private readonly prices: PriceBook | null = null,
   ) {
     this.queue = new Queue(USAGE_QUEUE, { connection });
     this.timer = setInterval(() => void this.flush(), flushMs);
     this.timer.unref();
   }
 
-  record(e: UsageEvent): void {
-    this.buffer.push(e);
+  /** Queues the event with its cost filled in (when the caller left it 0) and returns it. */
+  record(e: UsageEvent): UsageEvent {
+    const event = e.costMicros === 0 && this.prices ? { ...e, costMicros: this.prices.cost(e.model, e) } : e;
+    this.buffer.push(event);
     if (this.buffer.length >= this.batchSize) void this.flush();
+    return event;
   }
 
   pending(): number {

@@ -231,6 +231,38 @@ const fixtures: { [M in ModelName]: Fixture<M> } = {
     minimal: { id: "file-b", purpose: "upload", filename: "x.jsonl", bytes: 0n, sha256: "00".repeat(32), path: "files/fi/file-b" },
     defaults: { projectId: null, createdAt: NOW },
   },
+  Limit: {
+    parents: [],
+    key: "id",
+    full: {
+      id: "lim-a",
+      scope: "project",
+      scopeId: "proj-a",
+      rpm: 600,
+      tpm: 100_000,
+      concurrent: 8,
+      monthlyBudgetMicros: 5_000_000_000_000n, // past 2^32
+      createdAt: t0,
+      updatedAt: t1,
+    },
+    minimal: { id: "lim-b", scope: "key", scopeId: "key-a" },
+    defaults: { rpm: null, tpm: null, concurrent: null, monthlyBudgetMicros: null, createdAt: NOW, updatedAt: NOW },
+  },
+  AuditEvent: {
+    parents: [],
+    key: "id",
+    full: {
+      id: "aud-a",
+      at: t1,
+      actor: "admin",
+      action: "key.revoke",
+      target: "key/key-a",
+      before: { revokedAt: null },
+      after: { revokedAt: "2026-12-01T01:02:03.456Z" },
+    },
+    minimal: { id: "aud-b", actor: "admin", action: "limit.set", target: "project/chatbot" },
+    defaults: { at: NOW, before: null, after: null },
+  },
 };
 
 /** Prisma scalar type -> Postgres type (udt_name) that Prisma's migrations give it. */

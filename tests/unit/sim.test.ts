@@ -510,3 +510,77 @@ test("the official openai client talks to the sim (create and stream)", async ()
   const emb = await client.embeddings.create({ model: "sim-chat", input: "hello" });
   assert.equal(emb.data[0]?.embedding.length, 64);
 });
+
+const WEATHER_TOOL = {
+  type: "function" as const,
+  function: {
+    name: "get_weather",
+    parameters: { type: "object", properties: { city: { type: "string" }, days: { type: "integer" }, unit: { enum: ["c", "f"] } }, required: ["city", "days", "unit"] },
+  },
+};
+
+test("a request with tools is answered with a deterministic tool call, streamed in several argument pieces", async () => {
+  const { base } = await sim();
+  const client = new OpenAI({ baseURL: base + "/v1", apiKey: "unused", maxRetries: 0 });
+  const other = { type: "function" as const, function: { name: "other", parameters: { type: "object", properties: {} } } };
+  const params = { model: "sim-chat", messages: [{ role: "user" as const, content: "weather?" }], tools: [WEATHER_TOOL, other] };
+  const done = await client.chat.completions.create(params);
+  const call = done.choices[0]!.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall;
+  assert.equal(done.choices[0]!.finish_reason, "tool_calls");
+  assert.equal(done.choices[0]!.message.content, null);
+  assert.equal(call.function.name, "get_weather");
+  assert.deepEqual(JSON.parse(call.function.arguments), { city: "sim-city", days: 42, unit: "c" });
+
+  let args = "";
+  let pieces = 0;
+  let finish: string | null = null;
+  for await (const chunk of await client.chat.completions.create({ ...params, stream: true })) {
+    const tc = chunk.choices[0]?.delta.tool_calls?.[0];
+    if (tc?.function?.arguments) {
+      pieces++;
+      args += tc.function.arguments;
+      if (pieces === 1) assert.deepEqual([tc.id, tc.function.name], [call.id, "get_weather"]);
+    }
+    finish = chunk.choices[0]?.finish_reason ?? finish;
+  }
+  assert.equal(args, call.function.arguments);
+  assert.ok(pieces > 2, `arguments in several pieces (${pieces})`);
+  assert.equal(finish, "tool_calls");
+
+  const named = await client.chat.completions.create({ ...params, tool_choice: { type: "function", function: { name: "other" } } });
+  assert.equal((named.choices[0]!.message.tool_calls![0] as OpenAI.ChatCompletionMessageFunctionToolCall).function.name, "other");
+  const none = await client.chat.completions.create({ ...params, tool_choice: "none" });
+  assert.equal(none.choices[0]!.finish_reason, "length");
+  assert.ok(none.choices[0]!.message.content!.length > 0);
+  const afterResult = await client.chat.completions.create({
+    ...params,
+    max_tokens: 300,
+    messages: [...params.messages, { role: "assistant", content: null, tool_calls: [call] }, { role: "tool", tool_call_id: call.id, content: "sunny" }],
+  });
+  assert.equal(afterResult.choices[0]!.finish_reason, "stop", "a tool result is answered with text");
+});
+
+test("reasoning (--reasoning, or chat_template_kwargs.enable_thinking) comes before the content, streamed as reasoning_content", async () => {
+  const { base } = await sim({ reasoning: true });
+  const post1 = async (body: object) => (await (await post(base, "/v1/chat/completions", { messages: [{ role: "user", content: "think" }], max_tokens: 5, ...body })).json()) as {
+    choices: { message: { content: string; reasoning_content: string | null } }[];
+    usage: { completion_tokens: number };
+  };
+  const done = await post1({});
+  const reasoning = done.choices[0]!.message.reasoning_content!;
+  assert.ok(reasoning.length > 0);
+  assert.equal(done.usage.completion_tokens, 5 + reasoning.trim().split(" ").length, "reasoning tokens are counted");
+  assert.equal((await post1({ chat_template_kwargs: { enable_thinking: false } })).choices[0]!.message.reasoning_content, null);
+
+  const res = await post(base, "/v1/chat/completions", { messages: [{ role: "user", content: "think" }], max_tokens: 5, stream: true });
+  const deltas = sse(await res.text()).slice(0, -1).map((d) => (JSON.parse(d) as { choices: { delta: { reasoning_content?: string; content?: string } }[] }).choices[0]!.delta);
+  const kinds = deltas.map((d) => (d.reasoning_content !== undefined ? "r" : d.content ? "c" : "-")).join("");
+  assert.match(kinds, /^-r+c{5}$/);
+  assert.equal(deltas.map((d) => d.reasoning_content ?? "").join(""), reasoning);
+
+  const { base: plain } = await sim();
+  const off = (await (await post(plain, "/v1/chat/completions", { messages: [{ role: "user", content: "think" }], max_tokens: 5 })).json()) as typeof done;
+  assert.equal(off.choices[0]!.message.reasoning_content, null, "no reasoning unless switched on");
+  const on = (await (await post(plain, "/v1/chat/completions", { messages: [{ role: "user", content: "think" }], max_tokens: 5, chat_template_kwargs: { enable_thinking: true } })).json()) as typeof done;
+  assert.equal(on.choices[0]!.message.reasoning_content, reasoning);
+});

@@ -1,0 +1,43 @@
+// The audit log: every admin change is written with who made it, what, when, and the object
+// before and after. Callers pass views of objects that hold no secrets (never a key or its hash).
+import { randomUUID } from "node:crypto";
+import { Router } from "express";
+import { z } from "zod";
+import { Prisma, type PrismaClient } from "../../common/db.ts";
+import { check } from "./errors.ts";
+
+/** Only one admin token exists, so every change is the admin's. */
+export const ADMIN_ACTOR = "admin";
+
+export interface AuditEntry {
+  action: string;
+  target: string;
+  before?: unknown;
+  after?: unknown;
+}
+
+const asJson = (v: unknown) => (v === undefined || v === null ? Prisma.DbNull : (JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x))) as Prisma.InputJsonValue));
+
+export async function audit(db: Pick<PrismaClient, "auditEvent">, e: AuditEntry, actor = ADMIN_ACTOR): Promise<void> {
+  await db.auditEvent.create({ data: { id: randomUUID(), actor, action: e.action, target: e.target, before: asJson(e.before), after: asJson(e.after) } });
+}
+
+const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
+
+/** `24h`, `30m`, `7d` back from now, or an ISO time. */
+export const sinceParam = z.union([
+  z.string().regex(/^\d+[smhd]$/).transform((s) => new Date(Date.now() - Number(s.slice(0, -1)) * UNIT_MS[s.slice(-1) as keyof typeof UNIT_MS])),
+  z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
+], { error: "a duration like 30m, 24h, 7d, or an ISO time" });
+
+const auditQuery = z.object({ since: sinceParam.default(() => new Date(Date.now() - UNIT_MS.d)), limit: z.coerce.number().int().min(1).max(10_000).default(1000) });
+
+export function auditRoutes(db: PrismaClient): Router {
+  const r = Router();
+  r.get("/audit", async (req, res) => {
+    const q = check(auditQuery, req.query);
+    const rows = await db.auditEvent.findMany({ where: { at: { gte: q.since } }, orderBy: { at: "asc" }, take: q.limit });
+    res.json({ data: rows });
+  });
+  return r;
+}

@@ -1,0 +1,101 @@
+// Limits at org, team, project or key level (gateway/auth/limiter.ts enforces them). Named the way
+// people know them: an org or project by name, a team as ORG/TEAM, a key by id.
+import { randomUUID } from "node:crypto";
+import { Router } from "express";
+import { z } from "zod";
+import type { PrismaClient } from "../../common/db.ts";
+import { toMicros } from "../../common/pricing.ts";
+import { LIMIT_SCOPES, type LimitScope } from "../auth/limit-book.ts";
+import { audit } from "./audit.ts";
+import { AdminError, check } from "./errors.ts";
+import { projectByName } from "./tenancy.ts";
+
+const target = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.string().min(1).max(200) });
+const count = z.number().int().min(0).nullable().optional();
+const limitBody = z
+  .object({ rpm: count, tpm: count, concurrent: count, monthlyBudget: z.number().nonnegative().nullable().optional() })
+  .strict()
+  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget (null clears one)" });
+
+type LimitRow = { scope: string; scopeId: string; rpm: number | null; tpm: number | null; concurrent: number | null; monthlyBudgetMicros: bigint | null };
+const view = (l: LimitRow, name: string) => ({
+  scope: l.scope,
+  name,
+  rpm: l.rpm,
+  tpm: l.tpm,
+  concurrent: l.concurrent,
+  monthlyBudget: l.monthlyBudgetMicros === null ? null : Number(l.monthlyBudgetMicros) / 1_000_000,
+});
+
+async function notFound(scope: string, name: string, known: string[]): Promise<never> {
+  throw new AdminError(404, `no ${scope} '${name}'; ${scope}s: ${known.join(", ") || "(none)"}`, "name");
+}
+
+/** The id of the org, team, project or key a limit is for. */
+async function scopeId(db: PrismaClient, scope: LimitScope, name: string): Promise<string> {
+  if (scope === "project") return (await projectByName(db, name, "name")).id;
+  if (scope === "org") {
+    const org = await db.org.findUnique({ where: { name } });
+    return org?.id ?? notFound(scope, name, (await db.org.findMany({ orderBy: { name: "asc" } })).map((o) => o.name));
+  }
+  if (scope === "team") {
+    const [orgName, teamName] = name.includes("/") ? name.split("/", 2) : ["default", name];
+    const team = await db.team.findFirst({ where: { name: teamName, org: { name: orgName } } });
+    return team?.id ?? notFound(scope, name, (await db.team.findMany({ include: { org: true } })).map((t) => `${t.org.name}/${t.name}`).sort());
+  }
+  const key = await db.apiKey.findUnique({ where: { id: name } });
+  return key?.id ?? notFound(scope, name, []);
+}
+
+/** Display names for limit rows: ids back to the names people use. */
+async function names(db: PrismaClient, rows: LimitRow[]): Promise<Map<string, string>> {
+  const ids = (s: string) => rows.filter((r) => r.scope === s).map((r) => r.scopeId);
+  const [orgs, teams, projects] = await Promise.all([
+    db.org.findMany({ where: { id: { in: ids("org") } } }),
+    db.team.findMany({ where: { id: { in: ids("team") } }, include: { org: true } }),
+    db.project.findMany({ where: { id: { in: ids("project") } } }),
+  ]);
+  return new Map([...orgs.map((o) => [o.id, o.name] as const), ...teams.map((t) => [t.id, `${t.org.name}/${t.name}`] as const), ...projects.map((p) => [p.id, p.name] as const)]);
+}
+
+export function limitRoutes(db: PrismaClient): Router {
+  const r = Router();
+
+  r.get("/limits", async (_req, res) => {
+    const rows = await db.limit.findMany({ orderBy: [{ scope: "asc" }, { scopeId: "asc" }] });
+    const named = await names(db, rows);
+    res.json({ data: rows.map((l) => view(l, named.get(l.scopeId) ?? l.scopeId)) });
+  });
+
+  r.put("/limits/:scope/:name", async (req, res) => {
+    const t = check(target, req.params);
+    const b = check(limitBody, req.body);
+    const id = await scopeId(db, t.scope, t.name);
+    const data = {
+      ...(b.rpm !== undefined && { rpm: b.rpm }),
+      ...(b.tpm !== undefined && { tpm: b.tpm }),
+      ...(b.concurrent !== undefined && { concurrent: b.concurrent }),
+      ...(b.monthlyBudget !== undefined && { monthlyBudgetMicros: b.monthlyBudget === null ? null : BigInt(toMicros(b.monthlyBudget)) }),
+    };
+    const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
+    const after = await db.limit.upsert({
+      where: { scope_scopeId: { scope: t.scope, scopeId: id } },
+      create: { id: randomUUID(), scope: t.scope, scopeId: id, ...data },
+      update: data,
+    });
+    await audit(db, { action: "limit.set", target: `${t.scope}/${t.name}`, before: before && view(before, t.name), after: view(after, t.name) });
+    res.json(view(after, t.name));
+  });
+
+  r.delete("/limits/:scope/:name", async (req, res) => {
+    const t = check(target, req.params);
+    const id = await scopeId(db, t.scope, t.name);
+    const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
+    if (!before) throw new AdminError(404, `no limits set for ${t.scope} '${t.name}'`, "name");
+    await db.limit.delete({ where: { id: before.id } });
+    await audit(db, { action: "limit.clear", target: `${t.scope}/${t.name}`, before: view(before, t.name) });
+    res.json({ deleted: true });
+  });
+
+  return r;
+}

@@ -1,0 +1,73 @@
+// Every limit row, held in memory and refreshed on a timer, so finding the limits that apply to a
+// request reads no store. A key is limited by its own row and those of its project, team and org.
+import type { PrismaClient } from "../../common/db.ts";
+import { log } from "../../common/logging.ts";
+import type { KeyInfo } from "./key-cache.ts";
+
+export const LIMIT_SCOPES = ["org", "team", "project", "key"] as const;
+export type LimitScope = (typeof LIMIT_SCOPES)[number];
+
+export interface ScopeLimits {
+  scope: LimitScope;
+  scopeId: string;
+  rpm: number | null;
+  tpm: number | null;
+  concurrent: number | null;
+  monthlyBudgetMicros: number | null;
+}
+
+const REFRESH_MS = 3_000;
+
+/** The scopes a key's requests count against, widest first. */
+export function scopesOf(key: KeyInfo): { scope: LimitScope; scopeId: string }[] {
+  return [
+    { scope: "org", scopeId: key.orgId },
+    { scope: "team", scopeId: key.teamId },
+    { scope: "project", scopeId: key.projectId },
+    { scope: "key", scopeId: key.id },
+  ];
+}
+
+export class LimitBook {
+  private rows = new Map<string, ScopeLimits>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: PrismaClient) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch((err) => log.warn("limit refresh failed", { error: (err as Error).message })), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  async refresh(): Promise<void> {
+    const rows = await this.db.limit.findMany();
+    this.rows = new Map(
+      rows.map((r) => [
+        `${r.scope}:${r.scopeId}`,
+        {
+          scope: r.scope as LimitScope,
+          scopeId: r.scopeId,
+          rpm: r.rpm,
+          tpm: r.tpm,
+          concurrent: r.concurrent,
+          monthlyBudgetMicros: r.monthlyBudgetMicros === null ? null : Number(r.monthlyBudgetMicros),
+        },
+      ]),
+    );
+  }
+
+  /** The limits set at any level above or at this key; empty when none. */
+  forKey(key: KeyInfo): ScopeLimits[] {
+    const out: ScopeLimits[] = [];
+    for (const s of scopesOf(key)) {
+      const row = this.rows.get(`${s.scope}:${s.scopeId}`);
+      if (row) out.push(row);
+    }
+    return out;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

@@ -1,0 +1,82 @@
+// The Lua scripts that admit and settle a request against every scope's limits in ONE Redis round
+// trip each, atomically across all gateways. Rates use a sliding window: the previous minute's
+// count weighted by how much of it still lies within the last 60 s, plus the current minute's.
+// Concurrency is a sorted set of request ids scored by when the slot lapses (so a gateway that
+// dies holding slots frees them). gateway/auth/local-limits.ts is the same logic in memory.
+
+/**
+ * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, request id, slot ttl ms, month, then
+ * per scope: rpm, tpm, concurrent, budget micros (-1 for none).
+ * Returns {1} when admitted, else {0, scope index (1-based), reason, retry ms (-1: none)}.
+ */
+export const ADMIT_LUA = `
+local now, w, id, ttl, month = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local cur = math.floor(now / w)
+local elapsed = now - cur * w
+local function counts(prefix, kind)
+  return tonumber(redis.call('GET', prefix .. ':' .. kind .. ':' .. cur) or '0'),
+         tonumber(redis.call('GET', prefix .. ':' .. kind .. ':' .. (cur - 1)) or '0')
+end
+-- ms until prev * (1 - e / w) + c + 1 <= limit, e being the time into a window
+local function wait(c, p, limit)
+  if limit < 1 then return w end
+  if c + 1 > limit then
+    if c == 0 then return w - elapsed end
+    return (w - elapsed) + math.ceil(w * (1 - (limit - 1) / c))
+  end
+  return math.ceil(w * (1 - (limit - 1 - c) / p)) - elapsed
+end
+for i, prefix in ipairs(KEYS) do
+  local base = 5 + (i - 1) * 4
+  local rpm, tpm, conc, budget = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  for _, rate in ipairs({{'rpm', rpm}, {'tpm', tpm}}) do
+    if rate[2] >= 0 then
+      local c, p = counts(prefix, rate[1])
+      if p * (w - elapsed) / w + c + 1 > rate[2] then return {0, i, rate[1], math.max(wait(c, p, rate[2]), 1)} end
+    end
+  end
+  if conc >= 0 then
+    redis.call('ZREMRANGEBYSCORE', prefix .. ':conc', '-inf', now)
+    if redis.call('ZCARD', prefix .. ':conc') >= conc then return {0, i, 'concurrent', 1000} end
+  end
+  if budget >= 0 and tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0') >= budget then
+    return {0, i, 'budget', -1}
+  end
+end
+for i, prefix in ipairs(KEYS) do
+  local base = 5 + (i - 1) * 4
+  if tonumber(ARGV[base + 1]) >= 0 then
+    local k = prefix .. ':rpm:' .. cur
+    redis.call('INCR', k)
+    redis.call('PEXPIRE', k, 2 * w + 1000)
+  end
+  if tonumber(ARGV[base + 3]) >= 0 then
+    redis.call('ZADD', prefix .. ':conc', now + ttl, id)
+    redis.call('PEXPIRE', prefix .. ':conc', ttl)
+  end
+end
+return {1}
+`;
+
+/**
+ * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, request id, tokens, cost micros, month.
+ * Frees the request's concurrency slot, adds its tokens to the minute and its cost to the month.
+ */
+export const SETTLE_LUA = `
+local now, w, id, tokens, cost, month = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local cur = math.floor(now / w)
+for _, prefix in ipairs(KEYS) do
+  redis.call('ZREM', prefix .. ':conc', id)
+  if tokens > 0 then
+    local k = prefix .. ':tpm:' .. cur
+    redis.call('INCRBY', k, tokens)
+    redis.call('PEXPIRE', k, 2 * w + 1000)
+  end
+  if cost > 0 then
+    local k = prefix .. ':spent:' .. month
+    redis.call('INCRBY', k, cost)
+    redis.call('EXPIRE', k, 40 * 86400)
+  end
+end
+return 1
+`;

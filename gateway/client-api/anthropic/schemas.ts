@@ -1,0 +1,76 @@
+// Request bodies of the Anthropic Messages API (/v1/messages, /v1/messages/count_tokens), checked
+// with zod. Unknown fields are accepted and dropped: the engine speaks OpenAI and would not know them.
+import { z } from "zod";
+
+const cacheControl = z.looseObject({ type: z.string() }).nullable().optional();
+
+const textBlock = z.looseObject({ type: z.literal("text"), text: z.string(), cache_control: cacheControl });
+const imageBlock = z.looseObject({
+  type: z.literal("image"),
+  source: z.discriminatedUnion("type", [
+    z.looseObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: z.string().min(1) }),
+    z.looseObject({ type: z.literal("url"), url: z.url() }),
+  ]),
+  cache_control: cacheControl,
+});
+const toolUseBlock = z.looseObject({ type: z.literal("tool_use"), id: z.string().min(1), name: z.string().min(1), input: z.record(z.string(), z.unknown()) });
+const toolResultBlock = z.looseObject({
+  type: z.literal("tool_result"),
+  tool_use_id: z.string().min(1),
+  content: z.union([z.string(), z.array(z.discriminatedUnion("type", [textBlock, imageBlock]))]).optional(),
+  is_error: z.boolean().optional(),
+});
+/** Earlier thinking, sent back by clients that replay a conversation; engines do not take it back. */
+const thinkingBlock = z.looseObject({ type: z.enum(["thinking", "redacted_thinking"]) });
+
+export const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock]);
+export type ContentBlock = z.infer<typeof contentBlock>;
+
+const message = z.looseObject({
+  role: z.enum(["user", "assistant"]),
+  content: z.union([z.string(), z.array(contentBlock)]),
+});
+export type AnthropicMessage = z.infer<typeof message>;
+
+const tool = z.looseObject({
+  name: z.string().min(1).max(128),
+  description: z.string().optional(),
+  input_schema: z.looseObject({ type: z.literal("object") }),
+});
+
+const toolChoice = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("auto"), disable_parallel_tool_use: z.boolean().optional() }),
+  z.looseObject({ type: z.literal("any"), disable_parallel_tool_use: z.boolean().optional() }),
+  z.looseObject({ type: z.literal("tool"), name: z.string().min(1), disable_parallel_tool_use: z.boolean().optional() }),
+  z.looseObject({ type: z.literal("none") }),
+]);
+
+const thinking = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("enabled"), budget_tokens: z.number().int().min(1) }),
+  z.looseObject({ type: z.literal("disabled") }),
+]);
+
+/** What /v1/messages and /v1/messages/count_tokens share: the prompt. */
+const prompt = {
+  model: z.string().min(1).max(256),
+  messages: z.array(message).min(1),
+  system: z.union([z.string(), z.array(textBlock)]).optional(),
+  tools: z.array(tool).optional(),
+  tool_choice: toolChoice.optional(),
+  thinking: thinking.optional(),
+};
+
+export const messagesRequest = z.looseObject({
+  ...prompt,
+  max_tokens: z.number().int().positive(),
+  stream: z.boolean().optional(),
+  stop_sequences: z.array(z.string()).optional(),
+  temperature: z.number().min(0).max(1).optional(),
+  top_p: z.number().min(0).max(1).optional(),
+  top_k: z.number().int().min(0).optional(),
+  metadata: z.looseObject({ user_id: z.string().max(256).nullable().optional() }).optional(),
+});
+export type MessagesRequest = z.infer<typeof messagesRequest>;
+
+export const countTokensRequest = z.looseObject(prompt);
+export type CountTokensRequest = z.infer<typeof countTokensRequest>;

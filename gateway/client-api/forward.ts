@@ -1,0 +1,57 @@
+// What every inference route does once its body is checked, whatever API it speaks: may this key
+// use the model, is it served, proxy to a replica, record one usage event and the metrics.
+import { randomUUID } from "node:crypto";
+import type { Request, Response } from "express";
+import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
+import { proxy, type ProxyRequest } from "../router/proxy.ts";
+import type { ClientApiDeps } from "./app.ts";
+import { ApiError } from "./errors.ts";
+
+export type Authed = Request & { key?: KeyInfo; requestId?: string };
+
+/**
+ * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
+ * `endpoint` is the client's route as the ledger records it (the engine's path may differ).
+ */
+export async function forward(deps: ClientApiDeps, req: Authed, res: Response, model: string, p: Omit<ProxyRequest, "requestId">, endpoint = p.path): Promise<void> {
+  const key = req.key!;
+  if (!modelAllowed(key.models, model)) {
+    throw new ApiError("permission", `this key may not use model '${model}'`, { param: "model", code: "model_not_allowed" });
+  }
+  const endpoints = deps.registry.endpoints(model);
+  if (endpoints.length === 0) {
+    if (!deps.registry.known(model)) throw new ApiError("not_found", `model '${model}' does not exist`, { param: "model", code: "model_not_found" });
+    throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
+  }
+  const admission = await deps.limits.admit(key);
+  if (admission.refused) throw admission.refused;
+  let status = 500;
+  let spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
+  try {
+    const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band });
+    status = out.status;
+    spent = deps.usage.record({
+      id: randomUUID(),
+      at: new Date().toISOString(),
+      keyId: key.id,
+      projectId: key.projectId,
+      model,
+      version: out.endpoint?.version ?? null,
+      replicaId: out.endpoint?.id ?? null,
+      endpoint,
+      promptTokens: out.usage?.prompt_tokens ?? 0,
+      cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
+      completionTokens: out.usage?.completion_tokens ?? 0,
+      costMicros: 0,
+      latencyMs: performance.now() - p.started,
+      ttftMs: out.ttftMs,
+      status,
+    });
+  } catch (err) {
+    status = err instanceof ApiError ? err.status : 500;
+    throw err;
+  } finally {
+    admission.release(spent);
+    deps.metrics.observe(model, status, (performance.now() - p.started) / 1000);
+  }
+}

@@ -1,0 +1,40 @@
+// Every model's prices, held in memory and refreshed from the catalog on a timer (as the
+// registry refreshes its catalog), so costing a request never reads the store.
+import type { PrismaClient } from "../../common/db.ts";
+import { log } from "../../common/logging.ts";
+import { costMicros, parsePrices, type Consumption, type ModelPrices } from "../../common/pricing.ts";
+
+const REFRESH_MS = 5_000;
+
+export class PriceBook {
+  private prices = new Map<string, ModelPrices>();
+  private timer: NodeJS.Timeout | undefined;
+
+  constructor(private readonly db: PrismaClient) {}
+
+  async start(): Promise<void> {
+    await this.refresh();
+    this.timer = setInterval(() => void this.refresh().catch((err) => log.warn("price refresh failed", { error: (err as Error).message })), REFRESH_MS);
+    this.timer.unref();
+  }
+
+  async refresh(): Promise<void> {
+    const rows = await this.db.model.findMany({ select: { name: true, prices: true } });
+    const next = new Map<string, ModelPrices>();
+    for (const r of rows) {
+      const p = parsePrices(r.prices);
+      if (p) next.set(r.name, p);
+      else log.warn("unreadable prices ignored", { model: r.name });
+    }
+    this.prices = next;
+  }
+
+  cost(model: string, c: Consumption): number {
+    const p = this.prices.get(model);
+    return p ? costMicros(p, c) : 0;
+  }
+
+  close(): void {
+    clearInterval(this.timer);
+  }
+}

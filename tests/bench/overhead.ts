@@ -1,0 +1,121 @@
+// What the gateway adds to a request (not part of the test suite):
+//   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
+//     [--target URL --key K --model M] [--cpu-prof DIR] [--bare]
+// Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
+// services' env) serving one sim replica with the same settings, then drives the same short,
+// non-streamed chat load at fixed rates, open loop, straight at the sim and through the gateway
+// (key check and usage on). Prints p50/p99 of each, what the gateway added, the gateway process's
+// CPU seconds per 1000 requests, and the load average (the machine is shared: read it with that).
+// --cpu-prof DIR runs the gateway (only) under node --cpu-prof, the profile written to DIR at exit.
+// --bare adds a target "bare": a plain node http + undici forwarder to the sim (bare-proxy.ts),
+// the floor any node proxy pays on this machine; its CPU is printed like the gateway's.
+import { parseArgs } from "node:util";
+import { Pool } from "undici";
+import { spawn } from "node:child_process";
+import { join } from "node:path";
+import { createInterface } from "node:readline";
+import { LLMGW_BIN, waitFor } from "../../common/children.ts";
+import { startPlatform, uniqueModel } from "../helpers/platform.ts";
+import { cpuSeconds, loadAverage, openLoop, repoRoot, startSimProcess, type LoadResult, type Target } from "./load.ts";
+
+const { values } = parseArgs({
+  options: {
+    rates: { type: "string", default: "100,500,1000,2000" },
+    seconds: { type: "string", default: "3" },
+    target: { type: "string" },
+    key: { type: "string" },
+    model: { type: "string", default: "sim-chat" },
+    "cpu-prof": { type: "string" },
+    bare: { type: "boolean", default: false },
+  },
+});
+const rates = values.rates.split(",").map(Number);
+const seconds = Math.min(Number(values.seconds), 10); // bounded: 10 s a step at most
+if (rates.some((r) => !(r > 0)) || !(seconds > 0)) throw new Error("bad --rates or --seconds");
+
+const fmt = (ms: number) => ms.toFixed(3).padStart(8);
+
+async function main(): Promise<void> {
+  const sim = await startSimProcess("sim-chat");
+  const bare = values.bare ? await startBareProxy(sim.url) : null;
+  const p = await startPlatform({ processes: [] });
+  let profiled: { pid: number; stop(): Promise<unknown> } | undefined;
+  try {
+    // The gateway first (the agent registers with it); under the profiler it is our own child
+    // (node refuses --cpu-prof in NODE_OPTIONS), stopped before the platform so the profile is written.
+    if (values["cpu-prof"]) {
+      const proc = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`, LLMGW_BIN, "gateway"], { env: p.env, stdio: "ignore" });
+      const exited = new Promise((r) => proc.once("exit", r));
+      profiled = { pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) };
+      await waitFor("the gateway", async () => (await fetch(`${p.adminUrl}/health`)).ok, 60_000);
+    } else await p.start("gateway");
+    for (const name of ["worker-temporal", "worker-usage", "agent"] as const) await p.start(name);
+    await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
+    const model = uniqueModel("bench");
+    if (p.ctl(["projects", "create", "bench"]).code !== 0) throw new Error("could not create the project");
+    const created = p.ctl(["keys", "create", "--project", "bench", "--json"]);
+    if (created.code !== 0) throw new Error(created.stderr);
+    const key = (JSON.parse(created.stdout) as { key: string }).key;
+    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
+    if (served.code !== 0) throw new Error(served.stderr);
+    const gatewayPid = profiled?.pid ?? p.children.get("gateway")!.proc.pid!;
+
+    const targets: Target[] = [
+      { name: "sim", url: sim.url, model: "sim-chat" },
+      { name: "gateway", url: p.clientUrl, key, model },
+    ];
+    if (bare) targets.push({ name: "bare", url: bare.url, model: "sim-chat" });
+    if (values.target) targets.push({ name: "target", url: values.target.replace(/\/v1\/?$/, ""), key: values.key, model: values.model });
+    const pools = new Map(targets.map((t) => [t.name, new Pool(t.url, { connections: 256, pipelining: 1 })]));
+
+    // Warm up: connections open, JIT settled, the key in the gateway's cache.
+    for (const t of targets) await openLoop(pools.get(t.name)!, t, 500, 2);
+
+    process.stdout.write(`load average before: ${loadAverage()}\n`);
+    process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000     failed  load avg\n");
+    const rows: unknown[] = [];
+    for (const rate of rates) {
+      const out = new Map<string, LoadResult>();
+      const cpuPer1000 = new Map<string, number>();
+      const pids = new Map<string, number>([["gateway", gatewayPid]]);
+      if (bare) pids.set("bare", bare.pid);
+      for (const t of targets) {
+        const pid = pids.get(t.name);
+        const cpu0 = pid ? cpuSeconds(pid) : 0;
+        const r = await openLoop(pools.get(t.name)!, t, rate, seconds);
+        if (pid) cpuPer1000.set(t.name, ((cpuSeconds(pid) - cpu0) / r.sent) * 1000);
+        out.set(t.name, r);
+      }
+      const base = out.get("sim")!;
+      const load = loadAverage();
+      for (const [name, r] of out) {
+        const added = name === "sim" ? "" : `${fmt(r.p50 - base.p50)}   ${fmt(r.p99 - base.p99)}`;
+        const cpu = cpuPer1000.has(name) ? cpuPer1000.get(name)!.toFixed(3).padStart(13) : "".padStart(13);
+        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${String(r.failed).padStart(6)}  ${load}\n`);
+        rows.push({ rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name) } : {}), load });
+      }
+    }
+    process.stdout.write(JSON.stringify(rows) + "\n");
+    await Promise.all([...pools.values()].map((pool) => pool.close()));
+  } finally {
+    await profiled?.stop();
+    await p.stop();
+    await bare?.stop();
+    await sim.stop();
+  }
+}
+
+async function startBareProxy(upstream: string): Promise<{ pid: number; url: string; stop(): Promise<unknown> }> {
+  const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tests", "bench", "bare-proxy.ts"), upstream], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] });
+  const exited = new Promise((r) => proc.once("exit", r));
+  const port = await new Promise<number>((resolve, reject) => {
+    proc.once("exit", (code) => reject(new Error(`bare proxy exited with ${code}`)));
+    createInterface({ input: proc.stdout! }).once("line", (line) => resolve(Number(line)));
+  });
+  return { pid: proc.pid!, url: `http://127.0.0.1:${port}`, stop: () => (proc.kill("SIGTERM"), exited) };
+}
+
+main().catch((e: unknown) => {
+  process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
+  process.exit(1);
+});

@@ -1,0 +1,85 @@
+// Limits through the official openai client, held across TWO gateway processes sharing one Redis:
+// a rate gives 429 with Retry-After, a spent monthly budget 429 without it.
+import assert from "node:assert/strict";
+import path from "node:path";
+import { after, before, describe, it } from "node:test";
+import OpenAI from "openai";
+import { startChild, stopChild, waitFor, type Child } from "../../common/children.ts";
+import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+
+describe("limits across two gateways", () => {
+  let p: Platform;
+  let second: Child;
+  let secondUrl: string;
+  const model = uniqueModel("e2e-limits");
+  const refresh = () => new Promise((r) => setTimeout(r, 5_500)); // gateways reload limits and prices
+
+  const keyFor = (project: string) => {
+    assert.equal(p.ctl(["projects", "create", project]).code, 0);
+    const r = p.ctl(["keys", "create", "--project", project, "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    return (JSON.parse(r.stdout) as { key: string }).key;
+  };
+  const ask = (base: string, apiKey: string) =>
+    new OpenAI({ baseURL: `${base}/v1`, apiKey, maxRetries: 0 }).chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+
+  before(async () => {
+    p = await startPlatform();
+    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
+    assert.equal(served.code, 0, served.stderr);
+    const port = 30000 + Math.floor(Math.random() * 5000) * 4;
+    secondUrl = `http://127.0.0.1:${port}`;
+    second = startChild("gateway-2", ["gateway"], {
+      env: { ...p.env, LLMGW_CLIENT_PORT: String(port), LLMGW_ADMIN_PORT: String(port + 1), LLMGW_METRICS_PORT: String(port + 2), LLMGW_CONTROL_PORT: String(port + 3) },
+      logDir: path.join(p.dataDir, "logs"),
+    });
+    await waitFor("the second gateway", async () => (await fetch(`${secondUrl}/health`)).ok, 60_000);
+  });
+  after(async () => {
+    if (second) await stopChild(second, 10_000);
+    await p?.stop();
+  });
+
+  it("requests per minute hold across both gateways, with Retry-After", async () => {
+    const key = keyFor("rated");
+    const set = p.ctl(["limits", "set", "project", "rated", "--rpm", "4"]);
+    assert.equal(set.code, 0, set.stderr);
+    await refresh();
+    await ask(p.clientUrl, key);
+    await ask(secondUrl, key);
+    await ask(p.clientUrl, key);
+    await ask(secondUrl, key);
+    for (const base of [p.clientUrl, secondUrl]) {
+      await assert.rejects(ask(base, key), (e: unknown) => {
+        assert.ok(e instanceof OpenAI.RateLimitError, String(e));
+        assert.ok(Number(e.headers?.get("retry-after")) >= 1, `Retry-After: ${e.headers?.get("retry-after")}`);
+        return true;
+      });
+    }
+    const listed = JSON.parse(p.ctl(["limits", "list", "--json"]).stdout) as { scope: string; name: string; rpm: number }[];
+    assert.deepEqual(listed.find((l) => l.name === "rated"), { scope: "project", name: "rated", rpm: 4, tpm: null, concurrent: null, monthlyBudget: null });
+  });
+
+  it("a spent monthly budget is a 429 without Retry-After, on either gateway", async () => {
+    const key = keyFor("budgeted");
+    assert.equal(p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "1000"]).code, 0);
+    assert.equal(p.ctl(["limits", "set", "project", "budgeted", "--budget", "0.000001"]).code, 0);
+    await refresh();
+    await ask(p.clientUrl, key); // spends more than the 1 micro-unit budget
+    await new Promise((r) => setTimeout(r, 300));
+    for (const base of [p.clientUrl, secondUrl]) {
+      await assert.rejects(ask(base, key), (e: unknown) => {
+        assert.ok(e instanceof OpenAI.RateLimitError, String(e));
+        assert.equal((e.error as { code?: string }).code, "budget_exceeded");
+        assert.equal(e.headers?.get("retry-after"), null);
+        return true;
+      });
+    }
+  });
+
+  it("limit names are checked: an unknown project names the existing ones", () => {
+    const r = p.ctl(["limits", "set", "project", "nope", "--rpm", "1"]);
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /projects: .*budgeted.*rated/);
+  });
+});

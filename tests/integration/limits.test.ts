@@ -1,0 +1,115 @@
+// The limiter on the real Redis: two limiters (as two gateways) share windows, slots and budgets;
+// the tightest level applies; Retry-After on rates, none on a spent budget; and with Redis away
+// each process still limits on its own without failing a request.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, describe, it } from "node:test";
+import { Registry } from "prom-client";
+import { redis } from "../../common/redis.ts";
+import type { KeyInfo } from "../../gateway/auth/key-cache.ts";
+import type { LimitBook, ScopeLimits } from "../../gateway/auth/limit-book.ts";
+import { Limiter } from "../../gateway/auth/limiter.ts";
+
+const fast = { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 } as const;
+const conns = [redis(undefined, fast), redis(undefined, fast)];
+after(() => conns.forEach((c) => c.disconnect()));
+
+function keyInfo(): KeyInfo {
+  return { id: randomUUID(), projectId: randomUUID(), teamId: randomUUID(), orgId: randomUUID(), models: [], band: "interactive", expiresAt: null, revoked: false };
+}
+const limits = (key: KeyInfo, scope: ScopeLimits["scope"], l: Partial<ScopeLimits>): ScopeLimits => ({
+  scope,
+  scopeId: scope === "key" ? key.id : scope === "project" ? key.projectId : scope === "team" ? key.teamId : key.orgId,
+  rpm: null,
+  tpm: null,
+  concurrent: null,
+  monthlyBudgetMicros: null,
+  ...l,
+});
+const book = (rows: ScopeLimits[]) => ({ forKey: () => rows }) as unknown as LimitBook;
+const nothing = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
+
+async function ready(): Promise<void> {
+  for (const c of conns) if (c.status !== "ready") await new Promise((r) => c.once("ready", r));
+}
+
+describe("limits counted in Redis, shared by every gateway", () => {
+  it("requests per minute hold across two gateways, with Retry-After", async () => {
+    await ready();
+    const key = keyInfo();
+    const b = book([limits(key, "project", { rpm: 5 })]);
+    const [a, c] = [new Limiter(conns[0]!, b, new Registry()), new Limiter(conns[1]!, b, new Registry())];
+    for (let i = 0; i < 3; i++) assert.equal((await a.admit(key)).refused, null);
+    for (let i = 0; i < 2; i++) assert.equal((await c.admit(key)).refused, null);
+    const refused = (await c.admit(key)).refused;
+    assert.equal(refused?.status, 429);
+    assert.equal(refused?.opts.code, "rate_limit_exceeded");
+    assert.ok(refused!.opts.retryAfterS! >= 1 && refused!.opts.retryAfterS! <= 120, `retry after ${refused!.opts.retryAfterS}`);
+    assert.match(refused!.message, /project's requests per minute/);
+  });
+
+  it("the tightest level applies", async () => {
+    const key = keyInfo();
+    const l = new Limiter(conns[0]!, book([limits(key, "org", { rpm: 100 }), limits(key, "project", { rpm: 10 }), limits(key, "key", { rpm: 2 })]), new Registry());
+    assert.equal((await l.admit(key)).refused, null);
+    assert.equal((await l.admit(key)).refused, null);
+    assert.match((await l.admit(key)).refused!.message, /key's requests per minute/);
+  });
+
+  it("concurrent requests: a slot is freed when the request ends", async () => {
+    const key = keyInfo();
+    const b = book([limits(key, "key", { concurrent: 2 })]);
+    const [a, c] = [new Limiter(conns[0]!, b, new Registry()), new Limiter(conns[1]!, b, new Registry())];
+    const first = await a.admit(key);
+    assert.equal((await c.admit(key)).refused, null);
+    const third = (await c.admit(key)).refused;
+    assert.match(third!.message, /concurrent/);
+    assert.equal(third!.opts.retryAfterS, 1);
+    first.release(nothing);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal((await a.admit(key)).refused, null);
+  });
+
+  it("tokens per minute count what requests used", async () => {
+    const key = keyInfo();
+    const l = new Limiter(conns[0]!, book([limits(key, "team", { tpm: 100 })]), new Registry());
+    const one = await l.admit(key);
+    assert.equal(one.refused, null);
+    one.release({ promptTokens: 60, completionTokens: 40, costMicros: 0 });
+    await new Promise((r) => setTimeout(r, 50));
+    const refused = (await l.admit(key)).refused;
+    assert.match(refused!.message, /tokens per minute/);
+    assert.ok(refused!.opts.retryAfterS! >= 1);
+  });
+
+  it("a spent monthly budget refuses with 429 and no Retry-After", async () => {
+    const key = keyInfo();
+    const l = new Limiter(conns[0]!, book([limits(key, "project", { monthlyBudgetMicros: 1_000 })]), new Registry());
+    const one = await l.admit(key);
+    one.release({ promptTokens: 1, completionTokens: 1, costMicros: 600 });
+    const two = await l.admit(key);
+    assert.equal(two.refused, null, "600 of 1000 spent");
+    two.release({ promptTokens: 1, completionTokens: 1, costMicros: 600 });
+    await new Promise((r) => setTimeout(r, 50));
+    const refused = (await l.admit(key)).refused;
+    assert.equal(refused?.status, 429);
+    assert.equal(refused?.opts.code, "budget_exceeded");
+    assert.equal(refused?.opts.retryAfterS, undefined);
+  });
+
+  it("with Redis unreachable, limits hold per process, a metric counts it and no request fails", async () => {
+    const dead = redis("redis://127.0.0.1:1", { ...fast, retryStrategy: () => null, lazyConnect: true });
+    dead.on("error", () => undefined);
+    const key = keyInfo();
+    const metrics = new Registry();
+    const l = new Limiter(dead, book([limits(key, "key", { rpm: 2, concurrent: 5 })]), metrics);
+    const a = await l.admit(key);
+    assert.equal(a.refused, null);
+    a.release(nothing);
+    assert.equal((await l.admit(key)).refused, null);
+    assert.match((await l.admit(key)).refused!.message, /requests per minute/);
+    await new Promise((r) => setTimeout(r, 50));
+    assert.match(await metrics.metrics(), /llmgw_limits_local_fallback_total\{op="admit"\} 3/);
+    dead.disconnect();
+  });
+});
