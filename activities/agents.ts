@@ -80,6 +80,9 @@ export function agentActivities(deps: ActivityDeps) {
 
     /** One real request through the engine's OpenAI API before the router may send it traffic. */
     async smokeTest(input: { replica: ReplicaRef }): Promise<void> {
+      // ComfyUI speaks no OpenAI API: it passes when its queue answers (see activities/jobs.ts).
+      const stats = await fetch(`${input.replica.url}/system_stats`, { signal: AbortSignal.timeout(20_000) }).catch(() => null);
+      if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { signal: AbortSignal.timeout(20_000) })).ok) return;
       const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -117,7 +120,10 @@ export function agentActivities(deps: ActivityDeps) {
     async stopReplica(input: { replica: ReplicaRef }): Promise<void> {
       await announce(deps, "gone", input.replica);
       const node = await deps.db.node.findUnique({ where: { id: input.replica.nodeId } });
-      if (node) await agentAt(deps, node.address).stopReplica({ replicaId: input.replica.id, graceMs: 5000 });
+      // A lost node cannot be asked; its agent kills engines nobody wants when it comes back.
+      if (node && Date.now() - node.lastSeen.getTime() < deps.nodeFreshMs) {
+        await agentAt(deps, node.address).stopReplica({ replicaId: input.replica.id, graceMs: 5000 });
+      }
       await deps.db.replica.deleteMany({ where: { id: input.replica.id } });
     },
 

@@ -29,6 +29,10 @@ const schema = z.object({
   LLMGW_ENGINE_PORT_MIN: port.default(18000),
   LLMGW_ENGINE_PORT_MAX: port.default(18999),
   LLMGW_HEARTBEAT_MS: z.coerce.number().int().positive().default(2000),
+  /** A node unheard from this long is lost: its replicas are placed elsewhere. */
+  LLMGW_NODE_LOST_MS: z.coerce.number().int().positive().default(30_000),
+  /** How often the fleet watch looks for lost nodes and dead engines. */
+  LLMGW_FLEET_WATCH_MS: z.coerce.number().int().positive().default(5_000),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),

@@ -2,7 +2,7 @@
 // check the API makes applies to it too.
 import { CtlError } from "./admin-client.ts";
 import { listModels, modelCommand } from "./models.ts";
-import { listNodes } from "./nodes.ts";
+import { listNodes, nodeCommand } from "./nodes.ts";
 import { operationCommand } from "./operations.ts";
 import { keysCommand, projectsCommand } from "./tenancy.ts";
 import { auditCommand } from "./audit.ts";
@@ -14,6 +14,7 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   model: modelCommand,
   models: listModels,
   nodes: listNodes,
+  node: nodeCommand,
   operation: operationCommand,
   projects: projectsCommand,
   keys: keysCommand,
@@ -27,6 +28,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model add -f model.yaml    model remove NAME   model explain-placement NAME [--replicas N]
   model serve NAME [--engine sim] --replicas N [--version V] [--arg X]… [--wait]
   model show NAME            models             nodes
+  node cordon|uncordon|drain NODE [--wait]
   operation show ID [--follow]
   projects create NAME | list
   keys create --project P [--model PATTERN]… [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]

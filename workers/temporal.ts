@@ -8,6 +8,7 @@ import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
+import { ensureFleetWatch } from "./fleet-watch-start.ts";
 
 export async function runTemporalWorker(): Promise<{ done: Promise<void>; shutdown(): void }> {
   const c = config();
@@ -16,7 +17,7 @@ export async function runTemporalWorker(): Promise<{ done: Promise<void>; shutdo
     db: prisma(),
     redis: r,
     clusterToken: readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN),
-    nodeFreshMs: 30_000,
+    nodeFreshMs: c.LLMGW_NODE_LOST_MS,
   };
   const connection = await NativeConnection.connect({ address: c.TEMPORAL_ADDRESS });
   const worker = await Worker.create({
@@ -26,6 +27,7 @@ export async function runTemporalWorker(): Promise<{ done: Promise<void>; shutdo
     workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
     activities: createActivities(deps),
   });
+  await ensureFleetWatch();
   log.info("temporal worker running", { taskQueue: c.LLMGW_TASK_QUEUE, namespace: c.LLMGW_TEMPORAL_NAMESPACE });
   const done = worker.run().finally(async () => {
     closeAgentClients();

@@ -2,3 +2,6 @@
 export { modelEntity } from "./model-entity.ts";
 export { serveModel } from "./serve.ts";
 export { rollingUpgrade } from "./rolling-upgrade.ts";
+export { evacuateNode } from "./evacuate-node.ts";
+export { drainNode } from "./drain-node.ts";
+export { fleetWatch } from "./fleet-watch.ts";

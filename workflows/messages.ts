@@ -1,7 +1,7 @@
 // Updates and queries of the model workflows. Kept apart from the workflow code so the admin API
 // can name them without importing workflow code.
 import { defineQuery, defineSignal, defineUpdate } from "@temporalio/workflow";
-import type { ModelState, OperationProgress, ServeCommand, UpgradeCommand } from "./model-types.ts";
+import type { EvacuateCommand, ModelState, OperationProgress, ServeCommand, UpgradeCommand } from "./model-types.ts";
 
 export const serveUpdate = defineUpdate<{ operationId: string }, [ServeCommand]>("serve");
 export const stateQuery = defineQuery<ModelState>("state");
@@ -12,3 +12,8 @@ export const upgradeUpdate = defineUpdate<{ operationId: string }, [UpgradeComma
 export const pauseSignal = defineSignal("pause");
 export const resumeSignal = defineSignal("resume");
 export const abortSignal = defineSignal("abort");
+
+/** Sent to model/<name> by node drains and the fleet watch. */
+export const evacuateSignal = defineSignal<[EvacuateCommand]>("evacuate");
+/** Sent to model/<name> when one of its replicas died: serve the desired state again. */
+export const repairSignal = defineSignal<[{ reason: string }]>("repair");

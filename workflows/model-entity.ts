@@ -7,10 +7,12 @@ import {
   continueAsNew,
   executeChild,
   setHandler,
+  sleep,
   workflowInfo,
 } from "@temporalio/workflow";
 import { serveModel } from "./serve.ts";
-import { serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
+import { evacuateSignal, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
+import { evacuateNode } from "./evacuate-node.ts";
 import { operationWorkflowId, type ModelState, type OperationRecord } from "./model-types.ts";
 import { rollingUpgrade } from "./rolling-upgrade.ts";
 import { operationSearchAttributes } from "./search-attributes.ts";
@@ -20,12 +22,18 @@ const KEEP_OPERATIONS = 50;
 /** Continue-as-new well before Temporal's own suggestion, so histories stay short and fast to replay. */
 const HISTORY_LIMIT = 2000;
 const MAX_PENDING = 10;
+/** Repairs that fail in a row before the model is parked (it stops replacing dead replicas). */
+const MAX_FAILED_REPAIRS = 3;
+/** Waits between repairs grow: 2 s, 4 s, 8 s … up to a minute. */
+const repairBackoffMs = (failed: number) => Math.min(60_000, 2_000 * 2 ** failed);
+
+type NewOperation = OperationRecord extends infer O ? (O extends OperationRecord ? Omit<O, "id" | "state"> : never) : never;
 
 export async function modelEntity(initial: ModelState): Promise<void> {
   const state = initial;
   const pending = state.operations.filter((o) => o.state === "queued" || o.state === "running");
 
-  const enqueue = (op: Omit<OperationRecord, "id" | "state">) => {
+  const enqueue = (op: NewOperation) => {
     state.seq += 1;
     const rec = { ...op, id: operationWorkflowId(state.name, op.kind, state.seq), state: "queued" } as OperationRecord;
     state.operations.push(rec);
@@ -37,7 +45,20 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   };
 
   setHandler(stateQuery, () => state);
-  setHandler(serveUpdate, (command) => enqueue({ kind: "serve", command }), {
+  setHandler(evacuateSignal, (command) => {
+    if (!pending.some((o) => o.kind === "evacuate" && o.command.nodeId === command.nodeId && o.state === "queued")) enqueue({ kind: "evacuate", command });
+  });
+  // A dead replica: serve the desired state again, unless parked or a repair is already queued.
+  setHandler(repairSignal, () => {
+    if (!state.desired || state.parked || pending.some((o) => o.state === "queued" && o.kind === "serve")) return;
+    enqueue({ kind: "serve", command: { ...state.desired }, repair: true });
+  });
+  setHandler(serveUpdate, (command) => {
+    // An operator's serve is a fresh start: it unparks the model.
+    state.parked = null;
+    state.failedRepairs = 0;
+    return enqueue({ kind: "serve", command });
+  }, {
     validator: (cmd) => {
       if (!Number.isInteger(cmd.replicas) || cmd.replicas < 0) throw ApplicationFailure.nonRetryable("replicas must be a whole number ≥ 0");
       roomInQueue();
@@ -59,7 +80,19 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     const op = pending[0]!;
     op.state = "running";
     try {
-      if (op.kind === "serve") {
+      if (op.kind === "serve" && op.repair) {
+        if (state.failedRepairs) await sleep(repairBackoffMs(state.failedRepairs));
+        // Repair toward what is wanted now, not when the replica died (an upgrade may have run since).
+        if (state.desired) op.command = { ...state.desired };
+      }
+      if (op.kind === "evacuate") {
+        await executeChild(evacuateNode, {
+          workflowId: op.id,
+          args: [{ model: state.name, nodeId: op.command.nodeId }],
+          typedSearchAttributes: operationSearchAttributes(state.name, "evacuate", op.command.nodeId),
+          memo: { summary: `move ${state.name}'s replicas off ${op.command.nodeId}` },
+        });
+      } else if (op.kind === "serve") {
         await executeChild(serveModel, {
           workflowId: op.id,
           args: [{ model: state.name, ...op.command }],
@@ -78,9 +111,14 @@ export async function modelEntity(initial: ModelState): Promise<void> {
         state.desired = { version: c.version, engine: c.engine, args: c.args, contextLength: c.contextLength, replicas };
       }
       op.state = "completed";
+      if (op.kind === "serve" && op.repair) state.failedRepairs = 0;
     } catch (err) {
       op.state = "failed";
       op.error = failureMessage(err);
+      if (op.kind === "serve" && op.repair) {
+        state.failedRepairs = (state.failedRepairs ?? 0) + 1;
+        if (state.failedRepairs >= MAX_FAILED_REPAIRS) state.parked = `parked after ${state.failedRepairs} failed repairs; last: ${op.error}`;
+      }
     }
     pending.shift();
   }

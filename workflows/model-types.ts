@@ -65,7 +65,16 @@ export interface OperationProgress {
 }
 
 /** One operation in a model's log, kept by the entity workflow. */
-export type OperationRecord = ({ kind: "serve"; command: ServeCommand } | { kind: "upgrade"; command: UpgradeCommand }) & {
+/** Move a model's replicas off a node (drained or lost) onto others. */
+export interface EvacuateCommand {
+  nodeId: string;
+}
+
+export type OperationRecord = (
+  | { kind: "serve"; command: ServeCommand; repair?: boolean }
+  | { kind: "upgrade"; command: UpgradeCommand }
+  | { kind: "evacuate"; command: EvacuateCommand }
+) & {
   id: string;
   state: "queued" | "running" | "completed" | "failed";
   error?: string;
@@ -77,6 +86,10 @@ export interface ModelState {
   desired: ServeCommand | null;
   seq: number;
   operations: OperationRecord[];
+  /** Replacements of dead replicas that failed in a row; past a limit the model is parked. */
+  failedRepairs?: number;
+  /** Why the model stopped repairing itself; a serve command clears it. */
+  parked?: string | null;
 }
 
 export const modelWorkflowId = (name: string) => `model/${name}`;

@@ -6,9 +6,10 @@ export const MODEL_KEY = defineSearchAttributeKey("LlmgwModel", SearchAttributeT
 export const NODE_KEY = defineSearchAttributeKey("LlmgwNode", SearchAttributeType.KEYWORD);
 export const KIND_KEY = defineSearchAttributeKey("LlmgwKind", SearchAttributeType.KEYWORD);
 
-export function operationSearchAttributes(model: string, kind: string): TypedSearchAttributes {
+export function operationSearchAttributes(model: string | null, kind: string, node?: string): TypedSearchAttributes {
   return new TypedSearchAttributes([
-    { key: MODEL_KEY, value: model },
+    ...(model ? [{ key: MODEL_KEY, value: model }] : []),
     { key: KIND_KEY, value: kind },
+    ...(node ? [{ key: NODE_KEY, value: node }] : []),
   ]);
 }

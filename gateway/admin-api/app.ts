@@ -7,6 +7,7 @@ import type { PrismaClient } from "../../common/db.ts";
 import { adminErrorHandler, AdminError } from "./errors.ts";
 import { catalogRoutes } from "./catalog.ts";
 import { modelRoutes } from "./models.ts";
+import { nodeRoutes } from "./nodes.ts";
 import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
 import { auditRoutes } from "./audit.ts";
@@ -25,12 +26,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
     next();
   });
   app.use("/api/v1", express.json({ limit: "1mb" }));
-  app.get("/api/v1/nodes", async (_req, res) => {
-    const nodes = await opts.db.node.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { replicas: true } } } });
-    res.json({
-      data: nodes.map((n) => ({ id: n.id, address: n.address, cordoned: n.cordoned, lastSeen: n.lastSeen, replicas: n._count.replicas, labels: n.labels, inventory: n.inventory })),
-    });
-  });
+  app.use("/api/v1", nodeRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", catalogRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", operationRoutes(opts.temporal));

@@ -38,7 +38,9 @@ export interface Platform {
   ctlAsync(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   admin: AdminClient["request"];
   /** Engine processes of this platform's agent, found by their replica records' pids. */
-  enginePids(model: string): number[];
+  enginePids(model: string, nodeId?: string): number[];
+  /** A second node: another agent with its own id, port, data directory and engine ports. */
+  addAgent(nodeId: string): Promise<Child>;
   stop(): Promise<void>;
 }
 
@@ -53,7 +55,8 @@ const ARGS: Record<ProcessName, string[]> = {
 
 const ALL: ProcessName[] = ["gateway", "worker-temporal", "worker-usage", "agent"];
 
-export async function startPlatform(opts: { processes?: ProcessName[] } = {}): Promise<Platform> {
+/** nodeId: the agent's LLMGW_NODE_ID (default node-<id>); Slurm tests use the host's name, Slurm's node name. */
+export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Platform> {
   const id = randomBytes(4).toString("hex");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `llmgw-t-${id}-`));
   const base = new URL(process.env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5433/llmgw_test");
@@ -74,15 +77,21 @@ export async function startPlatform(opts: { processes?: ProcessName[] } = {}): P
     LLMGW_CLIENT_PORT: String(client),
     LLMGW_ADMIN_PORT: String(admin),
     LLMGW_METRICS_PORT: String(metrics),
+    // Two workers and an agent per platform, several platforms at once: any free port each.
+    LLMGW_WORKER_METRICS_PORT: "0",
+    LLMGW_AGENT_METRICS_PORT: "0",
     LLMGW_CONTROL_PORT: String(control),
     LLMGW_CONTROL_ADDRESS: `127.0.0.1:${control}`,
     LLMGW_AGENT_PORT: String(agent),
-    LLMGW_NODE_ID: `node-${id}`,
+    LLMGW_NODE_ID: opts.nodeId ?? `node-${id}`,
     LLMGW_ENGINE_PORT_MIN: String(engineBase),
-    LLMGW_ENGINE_PORT_MAX: String(engineBase + 99),
+    // The first agent's engines take the lower half of the range, a second agent's the upper.
+    LLMGW_ENGINE_PORT_MAX: String(engineBase + 49),
+    LLMGW_CLUSTER_TOKEN: randomBytes(16).toString("hex"),
     LLMGW_ADMIN_TOKEN: adminToken,
     LLMGW_ADMIN_URL: `http://127.0.0.1:${admin}`,
     LLMGW_HEARTBEAT_MS: "1000",
+    ...opts.env,
     LLMGW_AGENT_STOP_ENGINES_ON_EXIT: "1",
   };
   const logDir = path.join(dataDir, "logs");
@@ -127,7 +136,22 @@ export async function startPlatform(opts: { processes?: ProcessName[] } = {}): P
       });
     },
     admin: adminClientFor(adminUrl, adminToken).request,
-    enginePids(model) {
+    async addAgent(nodeId) {
+      const agentEnv = {
+        ...env,
+        LLMGW_NODE_ID: nodeId,
+        LLMGW_AGENT_PORT: String(await freePort()),
+        LLMGW_DATA_DIR: path.join(dataDir, nodeId),
+        LLMGW_ENGINE_PORT_MIN: String(engineBase + 50),
+        LLMGW_ENGINE_PORT_MAX: String(engineBase + 99),
+      };
+      const child = startChild(`agent-${nodeId}`, ["agent"], { env: agentEnv, logDir });
+      children.set(`agent-${nodeId}`, child);
+      await waitFor(`agent ${nodeId} to register`, async () => (await p.admin<{ data: { id: string }[] }>("GET", "/nodes")).data.some((n) => n.id === nodeId), 60_000);
+      return child;
+    },
+    enginePids(model, nodeId) {
+      const [lo, hi] = nodeId === undefined ? [engineBase, engineBase + 99] : nodeId === env.LLMGW_NODE_ID ? [engineBase, engineBase + 49] : [engineBase + 50, engineBase + 99];
       const pids: number[] = [];
       for (const dir of fs.readdirSync("/proc")) {
         if (!/^\d+$/.test(dir)) continue;
@@ -141,16 +165,17 @@ export async function startPlatform(opts: { processes?: ProcessName[] } = {}): P
         const m = args.indexOf("--model");
         const portAt = args.indexOf("--port");
         const port = Number(args[portAt + 1]);
-        if (args.some((a) => a.endsWith("sim-server.ts")) && args[m + 1] === model && port >= engineBase && port <= engineBase + 99) pids.push(Number(dir));
+        if (args.some((a) => a.endsWith("sim-server.ts")) && args[m + 1] === model && port >= lo && port <= hi) pids.push(Number(dir));
       }
       return pids;
     },
     async stop() {
-      // The agent last, so it can stop its engines.
+      // The agents last, so they can stop their engines.
       for (const name of ALL) {
         const child = children.get(name);
         if (child) await stopChild(child, 10_000);
       }
+      for (const child of children.values()) await stopChild(child, 10_000);
       children.clear();
       await dropDatabase(databaseUrl);
     },
