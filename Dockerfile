@@ -22,6 +22,7 @@ COPY workflows/ workflows/
 COPY activities/ activities/
 COPY agent/ agent/
 COPY ctl/ ctl/
+COPY doctor/ doctor/
 RUN rm -rf common/generated \
  && bash scripts/gen.sh \
  && npm prune --omit=dev
@@ -37,7 +38,7 @@ COPY --from=build --chown=root:root /app /app
 # The image's own unprivileged user (uid 1000); the sources stay root-owned and read-only to it.
 USER node
 VOLUME ["/var/lib/llmgw"]
-# client API, admin API, metrics, control gRPC (gateway); agent gRPC
-EXPOSE 8080 8081 9091 7071 7070
+# client API, admin API, metrics, control gRPC (gateway); worker metrics; agent gRPC, agent metrics
+EXPOSE 8080 8081 9091 7071 9092 7070 9093
 ENTRYPOINT ["node", "bin/llmgw.js"]
 CMD ["gateway"]

@@ -9,7 +9,8 @@ const USAGE = `usage: llmgw <command>
   agent                  the node agent (gRPC)
   sim [flags]            the simulated engine (started by the agent)
   migrate                apply the store's migrations
-  ctl <group> <command>  operate llmgw through the admin API (llmgw ctl for the list)`;
+  ctl <group> <command>  operate llmgw through the admin API (llmgw ctl for the list)
+  doctor [--role node|control] [--json]   check what this machine needs, with what to do`;
 
 /** Runs until SIGINT/SIGTERM, then closes what was started. */
 function untilSignal(name: string, close: () => Promise<void>): void {
@@ -53,10 +54,15 @@ async function main(argv: string[]): Promise<number | null> {
       const which = rest[0] ?? "all";
       if (!["temporal", "usage", "all"].includes(which)) throw new Error(`llmgw worker: unknown kind '${which}' (temporal, usage, all)`);
       setLogProcess(`worker-${which}`);
-      const stops: (() => Promise<void>)[] = [];
+      const { WorkerMetrics } = await import("./workers/metrics.ts");
+      const { serveMetrics } = await import("./common/metrics-server.ts");
+      const metrics = new WorkerMetrics();
+      const served = await serveMetrics(metrics.registry, config().LLMGW_HOST, config().LLMGW_WORKER_METRICS_PORT);
+      log.info("worker metrics listening", { metrics: served.port });
+      const stops: (() => Promise<void>)[] = [() => served.close()];
       if (which !== "usage") {
         const { runTemporalWorker } = await import("./workers/temporal.ts");
-        const w = await runTemporalWorker();
+        const w = await runTemporalWorker(metrics);
         stops.push(async () => {
           w.shutdown();
           await w.done;
@@ -69,7 +75,7 @@ async function main(argv: string[]): Promise<number | null> {
       }
       if (which !== "temporal") {
         const { runUsageWorker } = await import("./workers/usage.ts");
-        const u = await runUsageWorker();
+        const u = await runUsageWorker(metrics);
         stops.push(() => u.shutdown());
       }
       untilSignal("worker", async () => {
@@ -99,6 +105,10 @@ async function main(argv: string[]): Promise<number | null> {
       setLogProcess("up");
       const { up } = await import("./scripts/up.ts");
       return up();
+    }
+    case "doctor": {
+      const { doctor } = await import("./doctor/index.ts");
+      return doctor(rest);
     }
     case "ctl": {
       const { ctl } = await import("./ctl/index.ts");

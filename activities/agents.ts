@@ -5,6 +5,7 @@ import type { ReplicaRef } from "../workflows/model-types.ts";
 import { agentAt, type ActivityDeps } from "./deps.ts";
 import { replicaRecords } from "./catalog.ts";
 import { announce } from "./router-feed.ts";
+import { parseEngineLoad } from "../gateway/router/engine-metrics.ts";
 
 const READY_POLL_MS = 300;
 
@@ -14,18 +15,52 @@ async function nodeAddress(deps: ActivityDeps, nodeId: string): Promise<string> 
   return node.address;
 }
 
-/** Requests running plus waiting on an engine, from its vLLM-named metrics; null if unreadable. */
+/** Requests running plus waiting on an engine, from its metrics (each engine's names); null if unreadable. */
 async function engineBusy(url: string): Promise<number | null> {
   try {
     const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
     if (!res.ok) return null;
-    const text = await res.text();
-    let sum = 0;
-    for (const m of text.matchAll(/^vllm:num_requests_(?:running|waiting)(?:\{[^}]*\})? ([0-9.eE+-]+)$/gm)) sum += Number(m[1]);
-    return sum;
+    const load = parseEngineLoad(await res.text());
+    return load && load.running + load.waiting;
   } catch {
     return null;
   }
+}
+
+async function waitReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
+  const address = await nodeAddress(deps, input.replica.nodeId);
+  const ctx = Context.current();
+  for (;;) {
+    const { replicas } = await agentAt(deps, address).listReplicas();
+    const mine = replicas.find((r) => r.replicaId === input.replica.id);
+    if (!mine) throw ApplicationFailure.nonRetryable(`replica ${input.replica.id} is not on node ${input.replica.nodeId}`, "ReplicaGone");
+    if (mine.state === "REPLICA_STATE_EXITED") {
+      throw ApplicationFailure.nonRetryable(`engine of replica ${input.replica.id} exited with code ${mine.exitCode}`, "EngineExited");
+    }
+    if (mine.state === "REPLICA_STATE_READY") return;
+    heartbeat({ state: mine.state });
+    await ctx.sleep(READY_POLL_MS);
+  }
+}
+
+/** One real request through the engine's OpenAI API before the router may send it traffic. */
+async function smokeTest(input: { replica: ReplicaRef }): Promise<void> {
+  // ComfyUI speaks no OpenAI API: it passes when its queue answers (see activities/jobs.ts).
+  const stats = await fetch(`${input.replica.url}/system_stats`, { signal: AbortSignal.timeout(20_000) }).catch(() => null);
+  if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { signal: AbortSignal.timeout(20_000) })).ok) return;
+  const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: input.replica.model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
+    signal: AbortSignal.timeout(20_000),
+  });
+  const body = (await res.json().catch(() => null)) as { choices?: unknown[] } | null;
+  if (!res.ok || !Array.isArray(body?.choices)) throw new Error(`smoke test of ${input.replica.id} failed: HTTP ${res.status}`);
+}
+
+async function markReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
+  await deps.db.replica.update({ where: { id: input.replica.id }, data: { state: "ready" } });
+  await announce(deps, "ready", input.replica);
 }
 
 export function agentActivities(deps: ActivityDeps) {
@@ -41,6 +76,9 @@ export function agentActivities(deps: ActivityDeps) {
       gpus?: number[];
     }): Promise<ReplicaRef> {
       const address = await nodeAddress(deps, input.nodeId);
+      // A catalog `path:` is on the node already and a `hub:` id the engine fetches itself.
+      const v = await deps.db.modelVersion.findUnique({ where: { id: input.versionId }, select: { source: true, contextLength: true } });
+      const source = (v?.source ?? {}) as { path?: string; hub?: string };
       let status;
       try {
         status = await agentAt(deps, address).startReplica({
@@ -50,6 +88,8 @@ export function agentActivities(deps: ActivityDeps) {
           engine: input.engine,
           args: input.args,
           gpus: input.gpus ?? [],
+          weights: source.path ?? source.hub ?? "",
+          contextLength: v?.contextLength ?? 0,
         });
       } catch (err) {
         // The agent refusing the engine or its flags will not change on a retry.
@@ -62,40 +102,15 @@ export function agentActivities(deps: ActivityDeps) {
     },
 
     /** Heartbeats while the engine loads; fails if the engine exits. */
-    async waitReplicaReady(input: { replica: ReplicaRef }): Promise<void> {
-      const address = await nodeAddress(deps, input.replica.nodeId);
-      const ctx = Context.current();
-      for (;;) {
-        const { replicas } = await agentAt(deps, address).listReplicas();
-        const mine = replicas.find((r) => r.replicaId === input.replica.id);
-        if (!mine) throw ApplicationFailure.nonRetryable(`replica ${input.replica.id} is not on node ${input.replica.nodeId}`, "ReplicaGone");
-        if (mine.state === "REPLICA_STATE_EXITED") {
-          throw ApplicationFailure.nonRetryable(`engine of replica ${input.replica.id} exited with code ${mine.exitCode}`, "EngineExited");
-        }
-        if (mine.state === "REPLICA_STATE_READY") return;
-        heartbeat({ state: mine.state });
-        await ctx.sleep(READY_POLL_MS);
-      }
-    },
-
-    /** One real request through the engine's OpenAI API before the router may send it traffic. */
-    async smokeTest(input: { replica: ReplicaRef }): Promise<void> {
-      // ComfyUI speaks no OpenAI API: it passes when its queue answers (see activities/jobs.ts).
-      const stats = await fetch(`${input.replica.url}/system_stats`, { signal: AbortSignal.timeout(20_000) }).catch(() => null);
-      if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { signal: AbortSignal.timeout(20_000) })).ok) return;
-      const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ model: input.replica.model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
-        signal: AbortSignal.timeout(20_000),
-      });
-      const body = (await res.json().catch(() => null)) as { choices?: unknown[] } | null;
-      if (!res.ok || !Array.isArray(body?.choices)) throw new Error(`smoke test of ${input.replica.id} failed: HTTP ${res.status}`);
-    },
-
-    async markReplicaReady(input: { replica: ReplicaRef }): Promise<void> {
-      await deps.db.replica.update({ where: { id: input.replica.id }, data: { state: "ready" } });
-      await announce(deps, "ready", input.replica);
+    /**
+     * Waits (heartbeating) until the engine has loaded, sends it one real request, then lets the
+     * router use it. One activity, not three: each step is safe to repeat, and a replica costs
+     * fewer round trips and history events.
+     */
+    async bringUpReplica(input: { replica: ReplicaRef }): Promise<void> {
+      await waitReady(deps, input);
+      await smokeTest(input);
+      await markReady(deps, input);
     },
 
     /**

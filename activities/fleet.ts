@@ -1,7 +1,10 @@
 // The fleet and a model's needs as placement sees them, read from the store: nodes with their
 // GPUs (from the agents' inventory) and the GPUs replicas already hold; the model's profile.
-import type { ActivityDeps } from "./deps.ts";
+import type { PrismaClient } from "../common/db.ts";
 import type { FleetNode, Requirement } from "./placement-plan.ts";
+
+/** The client or a transaction of it: placement reads inside its own transaction. */
+type Store = Pick<PrismaClient, "node" | "model">;
 import { profile as profileSchema } from "../common/catalog.ts";
 
 interface InventoryGpu {
@@ -11,7 +14,7 @@ interface InventoryGpu {
   computeCapability?: string;
 }
 
-export async function fleetView(deps: Pick<ActivityDeps, "db" | "nodeFreshMs">, model: string): Promise<FleetNode[]> {
+export async function fleetView(deps: { db: Store; nodeFreshMs: number }, model: string): Promise<FleetNode[]> {
   const nodes = await deps.db.node.findMany({ include: { replicas: { select: { modelName: true, gpus: true } } } });
   const now = Date.now();
   return nodes.map((n) => {
@@ -35,7 +38,7 @@ export async function fleetView(deps: Pick<ActivityDeps, "db" | "nodeFreshMs">, 
 }
 
 /** What one replica of the model needs, from its first profile (CPU-only when it has none). */
-export async function requirementFor(deps: Pick<ActivityDeps, "db">, model: string, _version: string, count: number, avoid: string[]): Promise<Requirement> {
+export async function requirementFor(deps: { db: Store }, model: string, _version: string, count: number, avoid: string[]): Promise<Requirement> {
   const row = await deps.db.model.findUnique({ where: { name: model } });
   const profiles = profileSchema.array().safeParse(row?.profiles ?? []);
   const p = profiles.success ? profiles.data[0] : undefined;

@@ -45,7 +45,8 @@ export function nodeActivities(deps: ActivityDeps) {
         }
         const alive = new Set(running.filter((r) => r.state !== "REPLICA_STATE_EXITED").map((r) => r.replicaId));
         for (const r of n.replicas) {
-          if (r.state === "draining" || alive.has(r.id)) continue;
+          // Rows being placed or drained are a workflow's business, not a dead engine.
+          if (r.state === "placing" || r.state === "draining" || alive.has(r.id)) continue;
           await announce(deps, "gone", { id: r.id, model: r.modelName, version: r.version.version, nodeId: r.nodeId, url: r.url });
           await deps.db.replica.deleteMany({ where: { id: r.id } });
           if (!out.died.includes(r.modelName)) out.died.push(r.modelName);

@@ -19,6 +19,12 @@ import { FetchError } from "./fetch/errors.ts";
 import { followLog } from "./supervisor/log-follow.ts";
 import { Fetcher } from "./fetch/fetcher.ts";
 import { startControlLink, type ControlLink } from "./control-client.ts";
+import { AgentMetrics } from "./metrics.ts";
+import { serveMetrics, type MetricsServer } from "../common/metrics-server.ts";
+import { slurmHandlers, SlurmError } from "./slurm/handlers.ts";
+import { SlurmNode } from "./slurm/node.ts";
+import { trainHandlers } from "./train/handlers.ts";
+import { TrainerError, Trainers } from "./train/trainers.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
@@ -37,12 +43,18 @@ export interface AgentOptions {
   /** The cluster token; default LLMGW_CLUSTER_TOKEN, else the <dataDir>/cluster-token file. */
   clusterToken: string | undefined;
   heartbeatMs: number;
+  /** Port of /metrics (0 picks a free one); null serves none. */
+  metricsPort: number | null;
   enginePortMin: number;
   enginePortMax: number;
   stopEnginesOnExit: boolean;
   labels: Record<string, string>;
   /** Where the engines' sources are (engines start with this working directory). */
   repoRoot: string;
+  /** Whether this node takes part in Slurm (its node name there is nodeId). */
+  slurm: boolean;
+  /** The trainer this node runs: "lora" or the GPU-less "standin". */
+  trainer: string;
 }
 
 export interface RunningAgent {
@@ -50,6 +62,8 @@ export interface RunningAgent {
   /** The advertised host:port. */
   address: string;
   nodeId: string;
+  /** The bound /metrics port; null when none is served. */
+  metricsPort: number | null;
   close(): Promise<void>;
 }
 
@@ -64,11 +78,14 @@ function defaults(): AgentOptions {
     controlAddress: c.LLMGW_CONTROL_ADDRESS,
     clusterToken: c.LLMGW_CLUSTER_TOKEN,
     heartbeatMs: c.LLMGW_HEARTBEAT_MS,
+    metricsPort: c.LLMGW_AGENT_METRICS_PORT,
     enginePortMin: c.LLMGW_ENGINE_PORT_MIN,
     enginePortMax: c.LLMGW_ENGINE_PORT_MAX,
     stopEnginesOnExit: c.LLMGW_AGENT_STOP_ENGINES_ON_EXIT === "1",
     labels: parseLabels(process.env.LLMGW_NODE_LABELS),
     repoRoot: REPO_ROOT,
+    slurm: c.LLMGW_SLURM_ENABLED === "1",
+    trainer: c.LLMGW_TRAINER,
   };
 }
 
@@ -130,12 +147,28 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   }
 
   const fetcher = new Fetcher(path.join(dataDir, "weights"));
+  const metrics = new AgentMetrics(() => supervisor.list());
+  let metricsServer: MetricsServer | null = null;
+  if (o.metricsPort !== null) {
+    // Metrics are not worth losing a node over: a taken port is logged, the agent runs on.
+    metricsServer = await serveMetrics(metrics.registry, o.host, o.metricsPort).catch((err: Error) => {
+      log.error("agent metrics not served", { port: o.metricsPort, error: err.message });
+      return null;
+    });
+  }
 
-  const describe = (): Promise<NodeInfo> =>
-    inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version });
+  const slurm = o.slurm ? new SlurmNode(o.nodeId) : null;
+  const trainers = new Trainers({ dir: path.join(dataDir, "agent", o.nodeId, "train"), repoRoot: o.repoRoot, trainer: o.trainer });
+  const describe = async (): Promise<NodeInfo> => {
+    const [node, slurmStatus] = await Promise.all([
+      inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version }),
+      slurm?.describe(),
+    ]);
+    return slurmStatus ? { ...node, slurm: slurmStatus } : node;
+  };
 
   const fail = (err: unknown, method: string): grpc.ServiceError | { code: grpc.status; details: string } => {
-    if (err instanceof ReplicaError || err instanceof FetchError) return { code: err.code, details: err.message };
+    if (err instanceof ReplicaError || err instanceof FetchError || err instanceof SlurmError || err instanceof TrainerError) return { code: err.code, details: err.message };
     log.error("agent call failed", { method, err: err as Error });
     return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
   };
@@ -152,19 +185,31 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
 
   const handlers: AgentHandlers = {
     Describe: unary("Describe", () => describe()),
-    StartReplica: unary("StartReplica", (req) => supervisor.start(req)),
+    StartReplica: unary("StartReplica", (req) => {
+      metrics.starting(req.replicaId, req.engine, supervisor.list());
+      return supervisor.start(req);
+    }),
     StopReplica: unary("StopReplica", async (req) => ({ wasRunning: await supervisor.stop(req.replicaId, req.graceMs) })),
     ListReplicas: unary("ListReplicas", async () => ({ replicas: supervisor.list() })),
+    ...slurmHandlers(slurm, unary),
+    ...trainHandlers(trainers, unary),
     Fetch: (call) => {
       if (!hasClusterToken(call, token)) {
         call.emit("error", UNAUTHENTICATED);
         return;
       }
-      fetcher.fetch(call.request, (p) => {
+      const counted = metrics.fetch((p) => {
         if (!call.cancelled) call.write(p);
-      }).then(
-        () => call.end(),
-        (err) => call.emit("error", fail(err, "Fetch")),
+      });
+      fetcher.fetch(call.request, counted.progress).then(
+        () => {
+          counted.end();
+          call.end();
+        },
+        (err) => {
+          counted.end();
+          call.emit("error", fail(err, "Fetch"));
+        },
       );
     },
     Logs: (call) => {
@@ -204,16 +249,18 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     });
   }
 
-  log.info("agent listening", { nodeId: o.nodeId, listen: bindAddress(o.host, port), address, control: o.controlAddress });
+  log.info("agent listening", { nodeId: o.nodeId, listen: bindAddress(o.host, port), address, control: o.controlAddress, metrics: metricsServer?.port ?? null });
 
   let closing: Promise<void> | undefined;
   return {
     port,
     address,
     nodeId: o.nodeId,
+    metricsPort: metricsServer?.port ?? null,
     close() {
       closing ??= (async () => {
         control?.close();
+        await metricsServer?.close();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {
             server.forceShutdown();

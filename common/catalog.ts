@@ -2,7 +2,7 @@
 // wrong and where (`versions.0.context_length: …`), so a typo never reaches a node.
 import { z } from "zod";
 
-export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui"] as const;
+export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui", "node-llama-cpp"] as const;
 export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 
 const source = z.union([

@@ -17,9 +17,14 @@ export const replicaChange = z.object({
   }),
 });
 
+/** The share of a model's traffic each version gets (a canary); null clears it. */
+export const weightsChange = z.object({ kind: z.literal("weights"), model: z.string(), weights: z.record(z.string(), z.number().min(0)).nullable() });
+export const WEIGHTS_KEY = "llmgw:weights";
+
 export const keyChange = z.object({ kind: z.literal("key"), op: z.enum(["revoked", "changed"]), hash: z.string() });
 
-export const change = z.discriminatedUnion("kind", [replicaChange, keyChange]);
+export const change = z.discriminatedUnion("kind", [replicaChange, keyChange, weightsChange]);
+export type WeightsChange = z.infer<typeof weightsChange>;
 export type Change = z.infer<typeof change>;
 export type ReplicaChange = z.infer<typeof replicaChange>;
 

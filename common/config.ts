@@ -18,6 +18,8 @@ const schema = z.object({
   LLMGW_ADMIN_HOST: z.string().default("127.0.0.1"),
   LLMGW_ADMIN_PORT: port.default(8081),
   LLMGW_METRICS_PORT: port.default(9091),
+  LLMGW_WORKER_METRICS_PORT: port.default(9092),
+  LLMGW_AGENT_METRICS_PORT: port.default(9093),
   LLMGW_CONTROL_PORT: port.default(7071),
   LLMGW_CONTROL_ADDRESS: z.string().default("127.0.0.1:7071"),
   LLMGW_AGENT_PORT: port.default(7070),
@@ -33,11 +35,24 @@ const schema = z.object({
   LLMGW_NODE_LOST_MS: z.coerce.number().int().positive().default(30_000),
   /** How often the fleet watch looks for lost nodes and dead engines. */
   LLMGW_FLEET_WATCH_MS: z.coerce.number().int().positive().default(5_000),
+  /** Picture, 3D and ComfyUI jobs one worker runs at once (over every model). */
+  LLMGW_JOBS_MAX: z.coerce.number().int().positive().default(4),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
   LLMGW_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  // Slurm beside llmgw: whether it is used, its controller (host[:port], for status), the partition
+  // lent nodes serve in, and which llmgw nodes may be lent ("*" every one, else a comma list).
+  LLMGW_SLURM_ENABLED: z.enum(["0", "1"]).default("0"),
+  LLMGW_SLURM_CONTROLLER: z.string().optional(),
+  LLMGW_SLURM_PARTITION: z.string().default("llmgw"),
+  LLMGW_SLURM_NODES: z.string().default("*"),
+  // The trainer a node runs for LoRA training: the real one (PyTorch + PEFT) or the GPU-less stand-in.
+  LLMGW_TRAINER: z.enum(["lora", "standin"]).default("lora"),
 });
+
+/** Every setting config() reads (docs/configuration.md describes each; a test keeps them agreed). */
+export const SETTINGS: readonly string[] = Object.keys(schema.shape);
 
 export type Config = z.infer<typeof schema> & {
   dataDir: string;

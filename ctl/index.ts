@@ -9,6 +9,8 @@ import { auditCommand } from "./audit.ts";
 import { limitsCommand } from "./limits.ts";
 import { pricesCommand } from "./prices.ts";
 import { usageCommand } from "./usage.ts";
+import { slurmCommand } from "./slurm.ts";
+import { trainCommand } from "./train.ts";
 
 const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   model: modelCommand,
@@ -22,6 +24,8 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   prices: pricesCommand,
   usage: usageCommand,
   audit: auditCommand,
+  slurm: slurmCommand,
+  train: trainCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -29,12 +33,16 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model serve NAME [--engine sim] --replicas N [--version V] [--arg X]… [--wait]
   model show NAME            models             nodes
   node cordon|uncordon|drain NODE [--wait]
+  model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
+  operation pause|resume|abort|promote ID
   operation show ID [--follow]
   projects create NAME | list
   keys create --project P [--model PATTERN]… [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
   limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
   usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
+  slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
+  train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE]
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

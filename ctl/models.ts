@@ -30,11 +30,12 @@ export async function modelCommand(argv: string[]): Promise<void> {
   if (cmd === "list") return listModels(rest);
   if (cmd === "add") return add(rest);
   if (cmd === "upgrade") return upgrade(rest);
+  if (cmd === "canary") return canaryCmd(rest);
   if (cmd === "scale") return scale(rest);
   if (cmd === "stop") return stop(rest);
   if (cmd === "remove") return remove(rest);
   if (cmd === "explain-placement") return explainPlacement(rest);
-  throw new CtlError(`usage: llmgw ctl model add|serve|scale|upgrade|stop|show|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
+  throw new CtlError(`usage: llmgw ctl model add|serve|scale|upgrade|canary|stop|show|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
 }
 
 async function add(argv: string[]): Promise<void> {
@@ -125,6 +126,45 @@ async function upgrade(argv: string[]): Promise<void> {
     wave: Number(values.wave),
     engine: values.engine,
     args: values.arg,
+  });
+  await reportOperation(name, started, values);
+}
+
+async function canaryCmd(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      to: { type: "string" },
+      weight: { type: "string", default: "10" },
+      for: { type: "string", default: "10m" },
+      window: { type: "string" },
+      "max-error-rate": { type: "string", default: "0.01" },
+      "max-latency-ratio": { type: "string", default: "1.5" },
+      "min-requests": { type: "string", default: "20" },
+      replicas: { type: "string", default: "1" },
+      wave: { type: "string", default: "1" },
+      engine: { type: "string" },
+      arg: { type: "string", multiple: true },
+      ...followFlags,
+    },
+  });
+  const name = positionals[0];
+  if (!name || !values.to) {
+    throw new CtlError("usage: llmgw ctl model canary NAME --to VERSION --weight 10 --for 10m [--window 1m] [--max-error-rate 0.01] [--max-latency-ratio 1.5] [--replicas 1] [--wave N] [--wait] [--json]");
+  }
+  const started = await adminClient().post<Started>(`/models/${encodeURIComponent(name)}/canary`, {
+    version: values.to,
+    engine: values.engine,
+    args: values.arg,
+    weight: Number(values.weight),
+    for: values.for,
+    window: values.window,
+    maxErrorRate: Number(values["max-error-rate"]),
+    maxLatencyRatio: Number(values["max-latency-ratio"]),
+    minRequests: Number(values["min-requests"]),
+    replicas: Number(values.replicas),
+    wave: Number(values.wave),
   });
   await reportOperation(name, started, values);
 }

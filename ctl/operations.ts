@@ -32,11 +32,11 @@ export async function operationCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
   const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean" }, follow: { type: "boolean" } } });
   const id = positionals[0];
-  if (id && (cmd === "pause" || cmd === "resume" || cmd === "abort")) {
+  if (id && (cmd === "pause" || cmd === "resume" || cmd === "abort" || cmd === "promote")) {
     const r = await adminClient().post<{ id: string; action: string }>(`/operations/${id}/${cmd}`, {});
     return values.json ? printJson(r) : void process.stdout.write(`${cmd} sent to ${r.id}\n`);
   }
-  if (cmd !== "show" || !id) throw new CtlError("usage: llmgw ctl operation show|pause|resume|abort ID [--follow] [--json]");
+  if (cmd !== "show" || !id) throw new CtlError("usage: llmgw ctl operation show|pause|resume|abort|promote ID [--follow] [--json]");
   const op = values.follow ? await followOperation(id, { quiet: values.json === true }) : await adminClient().get<OperationView>(`/operations/${id}`);
   if (values.json) return printJson(op);
   process.stdout.write(`${op.id}: ${op.status}${op.progress ? ` (${op.progress.ready}/${op.progress.wanted} ready, ${op.progress.phase})` : ""}\n  Temporal UI: ${op.uiUrl}\n`);

@@ -4,7 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { config } from "../common/config.ts";
-import { subscribeChanges } from "../common/change-feed.ts";
+import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
@@ -51,7 +51,10 @@ export async function startGateway(): Promise<Gateway> {
   const adminToken = readOrCreateSecret(c.dataDir, "admin-token", c.LLMGW_ADMIN_TOKEN);
   const clusterToken = readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN);
 
-  const registry = new Registry(db);
+  const weightsConn = redis();
+  const registry = new Registry(db, {
+    loadWeights: async () => Object.fromEntries(Object.entries(await weightsConn.hgetall(WEIGHTS_KEY)).map(([m, w]) => [m, JSON.parse(w) as Record<string, number>])),
+  });
   await registry.start();
   const keys = new KeyCache(db);
   const sub = redis();
@@ -59,6 +62,7 @@ export async function startGateway(): Promise<Gateway> {
     sub,
     (change) => {
       if (change.kind === "replica") registry.apply(change);
+      else if (change.kind === "weights") registry.setWeights(change.model, change.weights);
       else keys.evict(change.hash);
     },
     (raw) => log.warn("ignored a malformed change-feed message", { bytes: raw.length }),
@@ -77,9 +81,10 @@ export async function startGateway(): Promise<Gateway> {
   const limitConn = redis(undefined, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 });
   limitConn.on("error", () => undefined);
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
+  metrics.watch({ registry, usage, keys });
   const temporal = await temporalClient();
 
-  const client = await listen(clientApi({ keys, limits, registry, usage, metrics, bodyLimit: "8mb" }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const client = await listen(clientApi({ keys, limits, registry, usage, metrics, bodyLimit: "8mb", jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE } }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
@@ -101,6 +106,7 @@ export async function startGateway(): Promise<Gateway> {
       limitBook.close();
       limitConn.disconnect();
       sub.disconnect();
+      weightsConn.disconnect();
       usageConn.disconnect();
       await temporal.close();
       await closePrisma();

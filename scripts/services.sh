@@ -2,7 +2,7 @@
 # Starts and stops the real dependencies for development and tests: Temporal (dev server on a
 # SQLite file), PostgreSQL and Redis, each on its own port with its state under .data/.
 #
-#   scripts/services.sh start | stop | status | env | install | createdb NAME
+#   scripts/services.sh start | stop | status | env | install | createdb NAME | kill-temporal [S]
 #
 # A service whose URL is already in the environment (TEMPORAL_ADDRESS, DATABASE_URL, REDIS_URL)
 # is somebody else's: nothing is started or stopped for it. Starting twice is a no-op.
@@ -357,7 +357,7 @@ print_env() {
 }
 
 usage() {
-  echo "usage: $0 start|stop|status|env|install|createdb NAME" >&2
+  echo "usage: $0 start|stop|status|env|install|createdb NAME|kill-temporal [DOWN_SECONDS]" >&2
   exit 2
 }
 
@@ -382,6 +382,17 @@ case "$cmd" in
     exit $rc
     ;;
   env) print_env ;;
+  kill-temporal)
+    # For durability tests: the dev server dies at once (SIGKILL) and comes back on the same file.
+    [ -z "${TEMPORAL_ADDRESS:-}" ] || die "temporal: TEMPORAL_ADDRESS is set: not ours to kill"
+    pid="$(read_pid "$TEMPORAL_PID")"
+    pid_alive "$pid" start-dev || die "temporal: not running"
+    kill -KILL "$pid"
+    wait_gone "$pid" 10 start-dev
+    rm -f "$TEMPORAL_PID"
+    sleep "${1:-1}"
+    start_temporal
+    ;;
   install)
     [ -n "${DATABASE_URL:-}" ] || ensure_pg_installed
     [ -n "${REDIS_URL:-}" ] || ensure_redis_installed

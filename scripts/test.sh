@@ -29,6 +29,8 @@ bash scripts/gen.sh
 
 section "services"
 bash scripts/services.sh start
+# A real one-node Slurm for the Slurm tests (installed when root and missing).
+bash scripts/slurm.sh start || echo "slurm: could not start it (root installs it): the Slurm tests will fail"
 eval "$(bash scripts/services.sh env)"
 DATABASE_URL="$(bash scripts/services.sh createdb llmgw_test)"
 # Database 1 of the same Redis (or of REDIS_URL's server), emptied.

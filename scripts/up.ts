@@ -35,7 +35,8 @@ export async function up(): Promise<number> {
   const children: Child[] = [
     startChild("gateway", ["gateway"], { env, logDir }),
     startChild("worker-temporal", ["worker", "temporal"], { env, logDir }),
-    startChild("worker-usage", ["worker", "usage"], { env, logDir }),
+    // Its /metrics on any free port (logged): the Temporal worker holds LLMGW_WORKER_METRICS_PORT.
+    startChild("worker-usage", ["worker", "usage"], { env: { ...env, LLMGW_WORKER_METRICS_PORT: "0" }, logDir }),
     startChild("agent", ["agent"], { env, logDir }),
   ];
 

@@ -3,14 +3,18 @@ import { fileURLToPath } from "node:url";
 import { NativeConnection, Worker } from "@temporalio/worker";
 import { createActivities } from "../activities/index.ts";
 import { closeAgentClients } from "../activities/deps.ts";
+import { closeSlurmClients } from "../activities/slurm.ts";
+import { closeTrainClients } from "../activities/training.ts";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
+import type { WorkerMetrics } from "./metrics.ts";
+import { jobsTaskQueue } from "../workflows/job-types.ts";
 import { ensureFleetWatch } from "./fleet-watch-start.ts";
 
-export async function runTemporalWorker(): Promise<{ done: Promise<void>; shutdown(): void }> {
+export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): void }> {
   const c = config();
   const r = redis();
   const deps = {
@@ -26,14 +30,35 @@ export async function runTemporalWorker(): Promise<{ done: Promise<void>; shutdo
     taskQueue: c.LLMGW_TASK_QUEUE,
     workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
     activities: createActivities(deps),
+    ...(metrics && { interceptors: metrics.interceptors(), sinks: metrics.sinks() }),
+  });
+  // Picture, 3D and ComfyUI jobs on their own queue, so minutes-long jobs never hold up serving;
+  // at most LLMGW_JOBS_MAX run at once on this worker.
+  const jobsWorker = await Worker.create({
+    connection,
+    namespace: c.LLMGW_TEMPORAL_NAMESPACE,
+    taskQueue: jobsTaskQueue(c.LLMGW_TASK_QUEUE),
+    workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
+    activities: createActivities(deps),
+    maxConcurrentActivityTaskExecutions: c.LLMGW_JOBS_MAX,
+    // Cancellation reaches a running job with its next heartbeat: within a second, not 0.8 × timeout.
+    maxHeartbeatThrottleInterval: "1 second",
   });
   await ensureFleetWatch();
   log.info("temporal worker running", { taskQueue: c.LLMGW_TASK_QUEUE, namespace: c.LLMGW_TEMPORAL_NAMESPACE });
-  const done = worker.run().finally(async () => {
+  const done = Promise.all([worker.run(), jobsWorker.run()]).then(() => undefined).finally(async () => {
     closeAgentClients();
+    closeSlurmClients();
+    closeTrainClients();
     r.disconnect();
     await closePrisma();
     await connection.close();
   });
-  return { done, shutdown: () => worker.shutdown() };
+  return {
+    done,
+    shutdown: () => {
+      worker.shutdown();
+      jobsWorker.shutdown();
+    },
+  };
 }

@@ -1,13 +1,14 @@
 // The usage worker: takes batches of usage events off BullMQ and writes them to the ledger.
 // createMany with skipDuplicates on the event id makes a redelivered batch harmless.
-import { Worker } from "bullmq";
+import { Queue, Worker } from "bullmq";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
 import { USAGE_QUEUE, usageBatch } from "../common/usage-event.ts";
+import type { WorkerMetrics } from "./metrics.ts";
 
-export async function runUsageWorker(): Promise<{ done: Promise<void>; shutdown(): Promise<void> }> {
+export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): Promise<void> }> {
   const db = prisma();
   const connection = redis(config().redisUrl);
   let finished!: () => void;
@@ -20,16 +21,22 @@ export async function runUsageWorker(): Promise<{ done: Promise<void>; shutdown(
         data: events.map((e) => ({ ...e, at: new Date(e.at), costMicros: BigInt(e.costMicros) })),
         skipDuplicates: true,
       });
+      metrics?.batchWritten(res.count, Math.min(...events.map((e) => Date.parse(e.at))));
       return { written: res.count, received: events.length };
     },
     { connection, concurrency: 4 },
   );
+  // Its job counts only (the metrics); the gateways add the jobs.
+  const queue = new Queue(USAGE_QUEUE, { connection });
+  metrics?.watchQueue(queue);
+  worker.on("failed", () => metrics?.batchFailed());
   worker.on("failed", (job, err) => log.warn("usage batch failed; it will be retried", { job: job?.id, error: err.message }));
   log.info("usage worker running", { queue: USAGE_QUEUE });
   return {
     done,
     async shutdown() {
       await worker.close();
+      await queue.close();
       connection.disconnect();
       await closePrisma();
       finished();

@@ -11,7 +11,8 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import { serveModel } from "./serve.ts";
-import { evacuateSignal, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
+import { canaryUpdate, evacuateSignal, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
+import { canary } from "./canary.ts";
 import { evacuateNode } from "./evacuate-node.ts";
 import { operationWorkflowId, type ModelState, type OperationRecord } from "./model-types.ts";
 import { rollingUpgrade } from "./rolling-upgrade.ts";
@@ -64,6 +65,13 @@ export async function modelEntity(initial: ModelState): Promise<void> {
       roomInQueue();
     },
   });
+  setHandler(canaryUpdate, (command) => enqueue({ kind: "canary", command }), {
+    validator: (cmd) => {
+      if (!(cmd.weight > 0 && cmd.weight < 100)) throw ApplicationFailure.nonRetryable("weight must be between 0 and 100 (percent)");
+      if (!state.desired || state.desired.replicas === 0) throw ApplicationFailure.nonRetryable(`model ${state.name} is not being served: serve it first`);
+      roomInQueue();
+    },
+  });
   setHandler(upgradeUpdate, (command) => enqueue({ kind: "upgrade", command }), {
     validator: (cmd) => {
       if (!Number.isInteger(cmd.wave) || cmd.wave < 1) throw ApplicationFailure.nonRetryable("wave must be a whole number ≥ 1");
@@ -92,6 +100,17 @@ export async function modelEntity(initial: ModelState): Promise<void> {
           typedSearchAttributes: operationSearchAttributes(state.name, "evacuate", op.command.nodeId),
           memo: { summary: `move ${state.name}'s replicas off ${op.command.nodeId}` },
         });
+      } else if (op.kind === "canary") {
+        const c = op.command;
+        op.decision = await executeChild(canary, {
+          workflowId: op.id,
+          args: [{ model: state.name, ...c, serving: state.desired?.replicas ?? 1 }],
+          typedSearchAttributes: operationSearchAttributes(state.name, "canary"),
+          memo: { summary: `canary ${state.name} ${c.version} at ${c.weight}% for ${Math.round(c.durationMs / 1000)} s` },
+        });
+        if (op.decision.decision === "promoted") {
+          state.desired = { version: c.version, engine: c.engine, args: c.args, contextLength: c.contextLength, replicas: state.desired?.replicas ?? 1 };
+        }
       } else if (op.kind === "serve") {
         await executeChild(serveModel, {
           workflowId: op.id,

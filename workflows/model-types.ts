@@ -62,9 +62,44 @@ export interface OperationProgress {
   replicas: ReplicaRef[];
   /** Rolling upgrades: waves finished of all. */
   waves?: { done: number; total: number };
+  /** Canaries: the figures of each window and, at the end, the decision. */
+  canary?: { windows: CanaryWindow[]; decision: CanaryDecision | null };
 }
 
 /** One operation in a model's log, kept by the entity workflow. */
+/** A share of traffic to a new version, judged against the stable one over windows. */
+export interface CanaryCommand {
+  version: string;
+  engine: string;
+  args: string[];
+  contextLength?: number;
+  /** Percent of requests the canary gets. */
+  weight: number;
+  durationMs: number;
+  windowMs: number;
+  maxErrorRate: number;
+  /** The canary's median latency may be at most this many times the stable version's. */
+  maxLatencyRatio: number;
+  /** Requests a window needs on the canary before it is judged. */
+  minRequests: number;
+  replicas: number;
+  /** Replicas replaced per wave when promoted. */
+  wave: number;
+}
+
+export interface CanaryWindow {
+  at: number;
+  stable: { requests: number; errorRate: number; p50Ms: number | null };
+  canary: { requests: number; errorRate: number; p50Ms: number | null };
+  verdict: "ok" | "too-few" | "errors" | "latency";
+}
+
+export interface CanaryDecision {
+  decision: "promoted" | "rolled-back";
+  reason: string;
+  windows: CanaryWindow[];
+}
+
 /** Move a model's replicas off a node (drained or lost) onto others. */
 export interface EvacuateCommand {
   nodeId: string;
@@ -74,6 +109,7 @@ export type OperationRecord = (
   | { kind: "serve"; command: ServeCommand; repair?: boolean }
   | { kind: "upgrade"; command: UpgradeCommand }
   | { kind: "evacuate"; command: EvacuateCommand }
+  | { kind: "canary"; command: CanaryCommand; decision?: CanaryDecision }
 ) & {
   id: string;
   state: "queued" | "running" | "completed" | "failed";

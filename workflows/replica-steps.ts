@@ -27,9 +27,7 @@ export interface VersionSpec {
 
 /** Wait for an engine to load, send it one real request, then let the router use it. */
 export async function bringUp(replica: ReplicaRef): Promise<void> {
-  await waiting.waitReplicaReady({ replica });
-  await quick.smokeTest({ replica });
-  await quick.markReplicaReady({ replica });
+  await waiting.bringUpReplica({ replica });
 }
 
 /**
@@ -44,12 +42,14 @@ export async function addReplicas(
   avoid: string[] = [],
 ): Promise<void> {
   if (count <= 0) return;
-  const nodes = await quick.placeReplicas({ model: spec.model, version: spec.version, count, avoid });
+  // Ids first: placement reserves the GPUs under them, and a retried placement returns the same.
+  const replicaIds = Array.from({ length: count }, () => `${spec.model}-${uuid4().slice(0, 8)}`);
+  const places = await quick.placeReplicas({ model: spec.model, version: spec.version, versionId: spec.versionId, replicaIds, avoid });
+  // Placed rows are undone like started ones.
+  for (const pl of places) started.push({ id: pl.replicaId, model: spec.model, version: spec.version, nodeId: pl.nodeId, url: "" });
   await Promise.all(
-    nodes.map(async (node) => {
-      const id = `${spec.model}-${uuid4().slice(0, 8)}`;
-      started.push({ id, model: spec.model, version: spec.version, nodeId: node.nodeId, url: "" });
-      const replica = await quick.startReplica({ replicaId: id, ...spec, nodeId: node.nodeId, gpus: node.gpus });
+    places.map(async (pl) => {
+      const replica = await quick.startReplica({ replicaId: pl.replicaId, ...spec, nodeId: pl.nodeId, gpus: pl.gpus });
       on.started?.(replica);
       await bringUp(replica);
       on.ready?.(replica);

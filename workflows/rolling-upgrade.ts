@@ -18,15 +18,19 @@ export async function rollingUpgrade(input: UpgradeInput): Promise<{ replicas: n
 
   const { versionId } = await quick.ensureVersion({ model: input.model, version: input.version, engine: input.engine, args: input.args, contextLength: input.contextLength });
   const target: VersionSpec = { model: input.model, version: input.version, versionId, engine: input.engine, args: input.args };
-  const old = (await quick.liveReplicas({ model: input.model })).map(({ ready: _r, ...ref }) => ref);
-  const wanted = input.replicas ?? old.length;
+  const live = (await quick.liveReplicas({ model: input.model })).map(({ ready: _r, ...ref }) => ref);
+  // Replicas already on the target version (a promoted canary's) stay; the rest are replaced.
+  const already = live.filter((r) => r.version === input.version);
+  const old = live.filter((r) => r.version !== input.version);
+  const wanted = input.replicas ?? live.length;
   if (wanted === 0) throw ApplicationFailure.nonRetryable(`model ${input.model} serves no replica: serve it first`);
   const previous = old[0] ? await quick.versionSpec({ model: input.model, version: old[0].version }) : null;
-  const waves = Math.ceil(Math.max(old.length, wanted) / input.wave);
+  const waves = Math.ceil(Math.max(old.length, wanted - already.length) / input.wave);
   progress.wanted = wanted;
   progress.waves = { done: 0, total: waves };
 
   const added: ReplicaRef[] = [];
+  const serving = () => already.length + added.length;
   const retired: ReplicaRef[] = [];
   const rollBack = async (why: string): Promise<never> => {
     progress.phase = "rolling-back";
@@ -41,13 +45,13 @@ export async function rollingUpgrade(input: UpgradeInput): Promise<{ replicas: n
   };
 
   const remaining = [...old];
-  while (remaining.length > 0 || added.length < wanted) {
+  while (remaining.length > 0 || serving() < wanted) {
     if (paused) {
       progress.phase = "paused";
       await condition(() => !paused || aborted);
     }
     if (aborted) return rollBack("aborted by an operator");
-    const add = Math.min(input.wave, wanted - added.length);
+    const add = Math.max(0, Math.min(input.wave, wanted - serving()));
     const out = remaining.splice(0, Math.min(input.wave, remaining.length));
     progress.phase = "starting";
     progress.message = `wave ${progress.waves.done + 1}/${waves}: starting ${add}, retiring ${out.length}`;
@@ -57,8 +61,8 @@ export async function rollingUpgrade(input: UpgradeInput): Promise<{ replicas: n
         started: () => void (progress.phase = "waiting-ready"),
         ready: (r) => {
           added.push(r);
-          progress.ready = added.length;
-          progress.replicas = [...added];
+          progress.ready = serving();
+          progress.replicas = [...already, ...added];
         },
       });
     } catch (err) {
@@ -71,6 +75,6 @@ export async function rollingUpgrade(input: UpgradeInput): Promise<{ replicas: n
     progress.waves.done += 1;
   }
   progress.phase = "done";
-  progress.message = `${added.length} replica(s) on ${input.version}`;
-  return { replicas: added.length };
+  progress.message = `${serving()} replica(s) on ${input.version}`;
+  return { replicas: serving() };
 }

@@ -26,8 +26,22 @@ export const COMFYUI_FLAGS: FlagPolicy = {
   },
 };
 
+/** A catalog argument that runs the stand-in (agent/engines/comfyui-standin.ts) instead of ComfyUI. */
+export const STANDIN_ARG = "--llmgw-standin";
+
+/** The stand-in where ComfyUI cannot run: LLMGW_COMFYUI_STANDIN=1 on the agent, or the catalog asks. */
+function useStandin(args: readonly string[]): boolean {
+  return process.env.LLMGW_COMFYUI_STANDIN === "1" || args.includes(STANDIN_ARG);
+}
+
 export const comfyui: EngineAdapter = {
   command(s) {
+    if (useStandin(s.args)) {
+      return {
+        command: process.execPath,
+        args: ["--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-standin.ts"), "--listen", "127.0.0.1", "--port", String(s.port), ...s.args.filter((a) => a !== STANDIN_ARG)],
+      };
+    }
     const dir = process.env.LLMGW_COMFYUI_DIR || "ComfyUI";
     return {
       command: python(),

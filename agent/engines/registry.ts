@@ -2,6 +2,7 @@
 import type { EngineAdapter } from "./adapter.ts";
 import { comfyui } from "./comfyui.ts";
 import { llamaServer } from "./llama-server.ts";
+import { llamacppNode } from "./llamacpp-node.ts";
 import { sglang } from "./sglang.ts";
 import { simAdapter } from "./sim.ts";
 import { vllm } from "./vllm.ts";
@@ -12,4 +13,5 @@ export const ENGINES: Record<string, EngineAdapter> = {
   vllm,
   sglang,
   comfyui,
+  "node-llama-cpp": llamacppNode,
 };

@@ -14,6 +14,8 @@ import { auditRoutes } from "./audit.ts";
 import { limitRoutes } from "./limits.ts";
 import { priceRoutes } from "./prices.ts";
 import { usageRoutes } from "./usage.ts";
+import { slurmRoutes } from "./slurm.ts";
+import { trainingRoutes } from "./training.ts";
 
 export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string }): express.Express {
   const app = express();
@@ -35,6 +37,8 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", limitRoutes(opts.db));
   app.use("/api/v1", usageRoutes(opts.db));
   app.use("/api/v1", auditRoutes(opts.db));
+  app.use("/api/v1", slurmRoutes(opts.db, opts.temporal, opts.taskQueue));
+  app.use("/api/v1", trainingRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);
   return app;

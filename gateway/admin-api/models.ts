@@ -5,7 +5,7 @@ import { WithStartWorkflowOperation, WorkflowNotFoundError, type Client } from "
 import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { workflowUiUrl } from "../../common/temporal.ts";
-import { serveUpdate, stateQuery, upgradeUpdate } from "../../workflows/messages.ts";
+import { canaryUpdate, serveUpdate, stateQuery, upgradeUpdate } from "../../workflows/messages.ts";
 import { modelWorkflowId, type ModelState, type ServeCommand } from "../../workflows/model-types.ts";
 import { ENGINES } from "../../common/catalog.ts";
 import { modelNameParam } from "./catalog.ts";
@@ -20,7 +20,26 @@ const versionFields = {
 };
 const serveBody = z.object({ ...versionFields, replicas: z.number().int().min(0).max(1000) });
 const upgradeBody = z.object({ ...versionFields, version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/), wave: z.number().int().min(1).max(1000).default(1) });
+const duration = z.union([z.number().int().positive(), z.string().regex(/^\d+(ms|s|m|h)$/).transform(parseDuration)]);
+const canaryBody = z.object({
+  ...versionFields,
+  version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
+  weight: z.number().gt(0).lt(100),
+  for: duration,
+  window: duration.optional(),
+  maxErrorRate: z.number().min(0).max(1).default(0.01),
+  maxLatencyRatio: z.number().min(1).default(1.5),
+  minRequests: z.number().int().min(1).default(20),
+  replicas: z.number().int().min(1).max(100).default(1),
+  wave: z.number().int().min(1).max(1000).default(1),
+});
 const scaleBody = z.object({ replicas: z.number().int().min(0).max(1000) });
+
+/** `90s`, `10m`, `2h`, `500ms` in milliseconds. */
+function parseDuration(s: string): number {
+  const m = /^(\d+)(ms|s|m|h)$/.exec(s)!;
+  return Number(m[1]) * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[m[2] as "ms" | "s" | "m" | "h"];
+}
 
 type VersionChoice = Pick<ServeCommand, "engine" | "version" | "args" | "contextLength">;
 
@@ -110,6 +129,18 @@ export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: strin
   r.post("/models/:name/stop", async (req, res) => {
     const name = modelNameParam(req.params.name);
     const { operationId } = await serve(name, { ...(await desired(name)), replicas: 0 });
+    accepted(res, operationId, name);
+  });
+
+  r.post("/models/:name/canary", async (req, res) => {
+    const name = modelNameParam(req.params.name);
+    const body = check(canaryBody, req.body);
+    await desired(name);
+    const target = await resolveVersion(db, name, body);
+    const windowMs = body.window ?? Math.max(1000, Math.floor(body.for / 10));
+    const { operationId } = await temporal.workflow.getHandle(modelWorkflowId(name)).executeUpdate(canaryUpdate, {
+      args: [{ ...target, weight: body.weight, durationMs: body.for, windowMs, maxErrorRate: body.maxErrorRate, maxLatencyRatio: body.maxLatencyRatio, minRequests: body.minRequests, replicas: body.replicas, wave: body.wave }],
+    });
     accepted(res, operationId, name);
   });
 

@@ -3,11 +3,11 @@
 import { Router } from "express";
 import { WorkflowNotFoundError, type Client } from "@temporalio/client";
 import { workflowUiUrl } from "../../common/temporal.ts";
-import { abortSignal, pauseSignal, progressQuery, resumeSignal } from "../../workflows/messages.ts";
+import { abortSignal, pauseSignal, progressQuery, promoteSignal, resumeSignal } from "../../workflows/messages.ts";
 import { entityState } from "./models.ts";
 import { AdminError } from "./errors.ts";
 
-const SIGNALS = { pause: pauseSignal, resume: resumeSignal, abort: abortSignal } as const;
+const SIGNALS = { pause: pauseSignal, resume: resumeSignal, abort: abortSignal, promote: promoteSignal } as const;
 
 function innermost(e: unknown): string {
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
@@ -40,7 +40,7 @@ export function operationRoutes(temporal: Client): Router {
     const parts = (req.params as { id: string[] }).id;
     const action = parts.at(-1) as keyof typeof SIGNALS;
     const id = parts.slice(0, -1).join("/");
-    if (!(action in SIGNALS)) throw new AdminError(404, `no action '${action}': pause, resume or abort`, "action");
+    if (!(action in SIGNALS)) throw new AdminError(404, `no action '${action}': pause, resume, abort or promote`, "action");
     try {
       await temporal.workflow.getHandle(id).signal(SIGNALS[action]);
     } catch (err) {

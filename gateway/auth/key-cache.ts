@@ -25,6 +25,9 @@ const MAX_ENTRIES = 100_000;
 export class KeyCache {
   private entries = new Map<string, Entry>();
   private inflight = new Map<string, Promise<KeyInfo | null>>();
+  /** Lookups answered from memory and those that went to the store (the gateway's metrics). */
+  hits = 0;
+  misses = 0;
 
   constructor(private readonly db: PrismaClient) {}
 
@@ -32,13 +35,21 @@ export class KeyCache {
     const hash = sha256Hex(key);
     const now = Date.now();
     const hit = this.entries.get(hash);
-    if (hit && hit.until > now) return hit.info;
+    if (hit && hit.until > now) {
+      this.hits++;
+      return hit.info;
+    }
+    this.misses++;
     let p = this.inflight.get(hash);
     if (!p) {
       p = this.load(hash).finally(() => this.inflight.delete(hash));
       this.inflight.set(hash, p);
     }
     return p;
+  }
+
+  size(): number {
+    return this.entries.size;
   }
 
   evict(hash: string): void {

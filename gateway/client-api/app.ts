@@ -3,6 +3,7 @@
 import { randomUUID } from "node:crypto";
 import express, { type NextFunction, type Request, type Response } from "express";
 import type { z } from "zod";
+import { log } from "../../common/logging.ts";
 import { keyFromHeaders, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { Registry } from "../router/registry.ts";
@@ -11,6 +12,13 @@ import type { GatewayMetrics } from "../metrics.ts";
 import { anthropicRoutes } from "./anthropic/routes.ts";
 import { ApiError, sendError } from "./errors.ts";
 import { forward } from "./forward.ts";
+import { filesRoutes } from "./files.ts";
+import { imageRoutes } from "./images.ts";
+import { serveClientOpenApi } from "./openapi.ts";
+import { swaggerUi } from "./swagger-ui.ts";
+import { meshRoutes } from "./jobs-3d.ts";
+import { workflowRunRoutes } from "./workflow-runs.ts";
+import type { JobsDeps } from "../jobs/service.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue } from "./schemas.ts";
 
 export interface ClientApiDeps {
@@ -20,6 +28,8 @@ export interface ClientApiDeps {
   usage: UsageRecorder;
   metrics: GatewayMetrics;
   bodyLimit: string;
+  /** The job routes need the store and Temporal; without them they are not served. */
+  jobs?: JobsDeps;
 }
 
 type Authed = Request & { key?: KeyInfo; requestId?: string };
@@ -36,6 +46,9 @@ export function clientApi(deps: ClientApiDeps): express.Express {
     next();
   });
   app.get("/health", (_req, res) => void res.json({ ok: true }));
+  // The API's description needs no key: Swagger UI and code generators read it first.
+  app.get("/v1/openapi.json", serveClientOpenApi);
+  app.use("/docs/api", swaggerUi("/v1/openapi.json"));
   app.use("/v1", express.json({ limit: deps.bodyLimit }));
   app.use("/v1", (req: Authed, _res, next) => {
     const key = keyFromHeaders(req.headers);
@@ -66,11 +79,15 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.post("/v1/completions", inference(deps, completionRequest, "/v1/completions"));
   app.post("/v1/embeddings", inference(deps, embeddingRequest, "/v1/embeddings"));
   app.use("/v1", anthropicRoutes(deps));
+  // Picture, 3D and ComfyUI jobs, and the files they read and write.
+  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
 
   app.use("/v1", (req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => {
     if (res.headersSent) return void res.end();
-    sendError(req, res, toApiError(err));
+    const apiErr = toApiError(err);
+    if (!(err instanceof ApiError) && apiErr.status >= 500) log.error("request failed inside the gateway", { requestId: (req as Authed).requestId, error: err as Error });
+    sendError(req, res, apiErr);
   });
   return app;
 }

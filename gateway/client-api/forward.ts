@@ -2,6 +2,7 @@
 // use the model, is it served, proxy to a replica, record one usage event and the metrics.
 import { randomUUID } from "node:crypto";
 import type { Request, Response } from "express";
+import { log } from "../../common/logging.ts";
 import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
 import { proxy, type ProxyRequest } from "../router/proxy.ts";
 import type { ClientApiDeps } from "./app.ts";
@@ -24,12 +25,19 @@ export async function forward(deps: ClientApiDeps, req: Authed, res: Response, m
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
   const admission = await deps.limits.admit(key);
-  if (admission.refused) throw admission.refused;
+  if (admission.refused) {
+    deps.metrics.refused(model, admission.refused.opts.code ?? "rate_limit");
+    throw admission.refused;
+  }
   let status = 500;
+  let ttftMs: number | null = null;
+  let replica: string | null = null;
   let spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
   try {
-    const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band });
+    const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });
     status = out.status;
+    ttftMs = out.ttftMs;
+    replica = out.endpoint?.id ?? null;
     spent = deps.usage.record({
       id: randomUUID(),
       at: new Date().toISOString(),
@@ -52,6 +60,11 @@ export async function forward(deps: ClientApiDeps, req: Authed, res: Response, m
     throw err;
   } finally {
     admission.release(spent);
-    deps.metrics.observe(model, status, (performance.now() - p.started) / 1000);
+    const seconds = (performance.now() - p.started) / 1000;
+    deps.metrics.observe(model, status, seconds, { band: key.band, ttftMs, ...spent });
+    // One line per request, with its id and never its text: debug when it went well.
+    const line = { requestId: req.requestId, model, status, replica, band: key.band, ms: Math.round(seconds * 1000), in: spent.promptTokens, out: spent.completionTokens };
+    if (status >= 500) log.warn("request failed", line);
+    else log.debug("request", line);
   }
 }

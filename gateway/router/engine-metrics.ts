@@ -1,4 +1,5 @@
-// Reads the load an engine reports in its Prometheus text (vLLM's names; the sim uses the same):
+// Reads the load an engine reports in its Prometheus text, under each engine's own names (vLLM's,
+// which the sim uses too; SGLang's; llama.cpp llama-server's, which node-llama-cpp serves too):
 // requests running and waiting, and the share of KV cache in use. Series with several label sets
 // (one per model or engine) are summed; kv cache takes the largest.
 export interface EngineLoad {
@@ -7,10 +8,19 @@ export interface EngineLoad {
   kvCacheUsage: number;
 }
 
-const RUNNING = "vllm:num_requests_running";
-const WAITING = "vllm:num_requests_waiting";
-const KV = "vllm:kv_cache_usage_perc";
-const KV_OLD = "vllm:gpu_cache_usage_perc"; // vLLM before 0.10
+type Field = "running" | "waiting" | "kv" | "kvOld";
+const NAMES: ReadonlyMap<string, Field> = new Map<string, Field>([
+  ["vllm:num_requests_running", "running"],
+  ["vllm:num_requests_waiting", "waiting"],
+  ["vllm:kv_cache_usage_perc", "kv"],
+  ["vllm:gpu_cache_usage_perc", "kvOld"], // vLLM before 0.10
+  ["sglang:num_running_reqs", "running"],
+  ["sglang:num_queue_reqs", "waiting"],
+  ["sglang:token_usage", "kv"],
+  ["llamacpp:requests_processing", "running"],
+  ["llamacpp:requests_deferred", "waiting"],
+  ["llamacpp:kv_cache_usage_ratio", "kv"],
+]);
 
 export function parseEngineLoad(text: string): EngineLoad | null {
   let running = NaN;
@@ -21,15 +31,16 @@ export function parseEngineLoad(text: string): EngineLoad | null {
   while (start < text.length) {
     let end = text.indexOf("\n", start);
     if (end < 0) end = text.length;
-    if (text.charCodeAt(start) === 118 /* v */) {
+    const c = text.charCodeAt(start);
+    if (c === 118 /* v */ || c === 115 /* s */ || c === 108 /* l */) {
       const nameEnd = nameEndOf(text, start, end);
-      const name = text.slice(start, nameEnd);
-      if (name === RUNNING || name === WAITING || name === KV || name === KV_OLD) {
+      const field = NAMES.get(text.slice(start, nameEnd));
+      if (field) {
         const v = valueOf(text, nameEnd, end);
         if (Number.isFinite(v)) {
-          if (name === RUNNING) running = (running || 0) + v;
-          else if (name === WAITING) waiting = (waiting || 0) + v;
-          else if (name === KV) kv = Math.max(kv || 0, v);
+          if (field === "running") running = (running || 0) + v;
+          else if (field === "waiting") waiting = (waiting || 0) + v;
+          else if (field === "kv") kv = Math.max(kv || 0, v);
           else kvOld = Math.max(kvOld || 0, v);
         }
       }

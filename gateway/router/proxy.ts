@@ -8,6 +8,7 @@ import { prefixHash } from "./affinity.ts";
 import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
 import type { Endpoint } from "./registry.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
+import { byWeight } from "./version-weights.ts";
 
 const MAX_ATTEMPTS = 3;
 
@@ -30,6 +31,8 @@ export interface ProxyRequest {
   respond?: Responder;
   /** The key's admission band (KeyInfo.band); interactive when absent. */
   band?: string;
+  /** Told how long the request waited for a slot when every replica was full (the queue metric). */
+  onQueued?: (band: string, seconds: number) => void;
 }
 
 /** The routing profile (x-llmgw-profile, default chat) and affinity keys of a request. */
@@ -59,16 +62,19 @@ export async function proxy(req: Request, res: Response, endpoints: Endpoint[], 
   try {
     if (group) {
       if (!group.admission.tryAdmit(band)) {
+        const queuedAt = performance.now();
         try {
           await group.admission.wait(band, abort.signal);
         } catch (err) {
           if (abort.signal.aborted) return { status: 499, endpoint: null, usage: null, ttftMs: null };
           throw err;
+        } finally {
+          p.onQueued?.(band, (performance.now() - queuedAt) / 1000);
         }
       }
       admitted = true;
     }
-    return await forward(res, group?.endpoints ?? endpoints, p, hints, abort.signal);
+    return await forward(res, group ? byWeight(group.endpoints, group.weights) : endpoints, p, hints, abort.signal);
   } finally {
     if (admitted) group!.admission.release(band);
     res.off("close", onClose);

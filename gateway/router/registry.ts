@@ -1,6 +1,7 @@
 // The endpoint registry: every ready replica per model, loaded from the store at start and kept
 // current from the change feed. A replica that leaves gets no new requests; in-flight ones finish.
 import { Pool } from "undici";
+import type { VersionWeights } from "./version-weights.ts";
 import type { PrismaClient } from "../../common/db.ts";
 import type { ReplicaChange } from "../../common/change-feed.ts";
 import { Admission, DEFAULT_BANDS, type Band, type BandPolicy } from "./admission.ts";
@@ -36,6 +37,8 @@ export interface ModelGroup {
   endpoints: Endpoint[];
   admission: Admission;
   affinity: Affinity;
+  /** Shares of traffic per version while a canary runs; null: by load alone. */
+  weights: VersionWeights | null;
 }
 
 export interface RegistryOptions {
@@ -43,6 +46,8 @@ export interface RegistryOptions {
   replicaSlots?: number;
   bands?: Readonly<Record<Band, BandPolicy>>;
   scrapeEveryMs?: number;
+  /** Shares of traffic per version of each model (canaries), read at start and after reconnects. */
+  loadWeights?: () => Promise<Record<string, VersionWeights>>;
 }
 
 const CATALOG_REFRESH_MS = 5_000;
@@ -56,6 +61,8 @@ export class Registry {
   private readonly scraper: MetricsScraper;
   private readonly slots: number;
   private readonly bands: Readonly<Record<Band, BandPolicy>>;
+  private weights = new Map<string, VersionWeights>();
+  private readonly loadWeights: RegistryOptions["loadWeights"];
 
   constructor(
     private readonly db: PrismaClient,
@@ -64,6 +71,7 @@ export class Registry {
     this.slots = opts.replicaSlots ?? (Number(process.env.LLMGW_REPLICA_SLOTS) || 64);
     this.bands = opts.bands ?? DEFAULT_BANDS;
     this.scraper = new MetricsScraper(() => this.byId.values(), opts.scrapeEveryMs);
+    this.loadWeights = opts.loadWeights;
   }
 
   async start(): Promise<void> {
@@ -82,6 +90,10 @@ export class Registry {
       this.add({ id: r.id, model: r.modelName, version: r.version.version, nodeId: r.nodeId, url: r.url });
     }
     for (const id of [...this.byId.keys()]) if (!seen.has(id)) this.remove(id);
+    if (this.loadWeights) {
+      this.weights = new Map(Object.entries(await this.loadWeights()));
+      for (const g of this.byModel.values()) g.weights = this.weights.get(g.model) ?? null;
+    }
     await this.refreshCatalog();
   }
 
@@ -99,6 +111,13 @@ export class Registry {
 
   endpoints(model: string): Endpoint[] {
     return this.byModel.get(model)?.endpoints ?? [];
+  }
+
+  setWeights(model: string, weights: VersionWeights | null): void {
+    if (weights) this.weights.set(model, weights);
+    else this.weights.delete(model);
+    const g = this.byModel.get(model);
+    if (g) g.weights = weights;
   }
 
   /** Scrapes every replica's metrics now (tests; the timer does it every second). */
@@ -154,6 +173,7 @@ export class Registry {
           return slots;
         }, this.bands),
         affinity: new Affinity(),
+        weights: this.weights.get(model) ?? null,
       };
       g = created;
       this.byModel.set(model, g);

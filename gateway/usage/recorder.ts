@@ -14,6 +14,8 @@ export class UsageRecorder {
   private flushing: Promise<void> | null = null;
   private readonly queue: Queue;
   enqueued = 0;
+  /** Events still buffered when the recorder closed (Redis away at shutdown): lost, so counted. */
+  dropped = 0;
 
   constructor(
     connection: Redis,
@@ -68,6 +70,7 @@ export class UsageRecorder {
   async close(): Promise<void> {
     clearInterval(this.timer);
     await this.flush();
+    this.dropped += this.buffer.length;
     await this.queue.close();
   }
 }

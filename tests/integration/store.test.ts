@@ -231,6 +231,22 @@ const fixtures: { [M in ModelName]: Fixture<M> } = {
     minimal: { id: "file-b", purpose: "upload", filename: "x.jsonl", bytes: 0n, sha256: "00".repeat(32), path: "files/fi/file-b" },
     defaults: { projectId: null, createdAt: NOW },
   },
+  ComfyWorkflow: {
+    parents: [],
+    key: "name",
+    full: {
+      name: "portrait",
+      model: "sdxl",
+      description: "a portrait from a prompt",
+      graph: { "1": { class_type: "CLIPTextEncode", inputs: { text: "{{prompt}}" } } },
+      inputs: [{ name: "prompt", kind: "text", max_length: 2000 }],
+      output: "mesh",
+      createdAt: t0,
+      updatedAt: t1,
+    },
+    minimal: { name: "bare", model: "sdxl", graph: {} },
+    defaults: { description: "", inputs: [], output: "image", createdAt: NOW, updatedAt: NOW },
+  },
   Limit: {
     parents: [],
     key: "id",

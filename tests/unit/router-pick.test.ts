@@ -23,7 +23,7 @@ interface Row {
 }
 
 function table(rows: Row[]): Endpoint[] {
-  const group: ModelGroup = { model: "m", endpoints: [], admission: new Admission(() => 0), affinity: new Affinity() };
+  const group: ModelGroup = { model: "m", endpoints: [], admission: new Admission(() => 0), affinity: new Affinity(), weights: null };
   group.endpoints = rows.map((r) => {
     const ttft = new SmoothedTtft();
     if (r.ttft !== undefined) ttft.observe(r.ttft, NOW);

@@ -1,6 +1,7 @@
 // Request bodies of the Anthropic Messages API (/v1/messages, /v1/messages/count_tokens), checked
 // with zod. Unknown fields are accepted and dropped: the engine speaks OpenAI and would not know them.
 import { z } from "zod";
+import { isBase64 } from "../schemas.ts";
 
 const cacheControl = z.looseObject({ type: z.string() }).nullable().optional();
 
@@ -8,7 +9,7 @@ const textBlock = z.looseObject({ type: z.literal("text"), text: z.string(), cac
 const imageBlock = z.looseObject({
   type: z.literal("image"),
   source: z.discriminatedUnion("type", [
-    z.looseObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: z.string().min(1) }),
+    z.looseObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: z.string().min(1).refine(isBase64, "not valid base64") }),
     z.looseObject({ type: z.literal("url"), url: z.url() }),
   ]),
   cache_control: cacheControl,
@@ -62,7 +63,7 @@ const prompt = {
 
 export const messagesRequest = z.looseObject({
   ...prompt,
-  max_tokens: z.number().int().positive(),
+  max_tokens: z.number().int().positive().max(2 ** 31 - 1),
   stream: z.boolean().optional(),
   stop_sequences: z.array(z.string()).optional(),
   temperature: z.number().min(0).max(1).optional(),

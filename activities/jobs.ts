@@ -1,0 +1,248 @@
+// Activities of picture, 3D and ComfyUI jobs: they speak ComfyUI's own API on the model's replica
+// (POST /prompt, GET /history, GET /queue, POST /queue delete, POST /interrupt, /upload/image,
+// /view, the /ws progress socket) and keep the job's row current for clients polling it.
+import { createHash } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import { ApplicationFailure, CancelledFailure, Context } from "@temporalio/activity";
+import type { Client } from "@temporalio/client";
+import { WebSocket } from "undici";
+import { config } from "../common/config.ts";
+import { withAssetExtras, isGlb } from "../common/glb.ts";
+import { isPng, replaceText } from "../common/png.ts";
+import { costMicros, parsePrices } from "../common/pricing.ts";
+import { temporalClient } from "../common/temporal.ts";
+import type { ActivityDeps } from "./deps.ts";
+import { ENQUEUE_SIGNAL, fileRelPath, jobQueueWorkflowId, jobsTaskQueue, type JobSpec, type JobState } from "../workflows/job-types.ts";
+
+const POLL_MS = 500;
+type ComfyOutput = { filename: string; subfolder: string; type: string };
+type QueueItem = [number, string, ...unknown[]];
+export interface PromptOutputs {
+  url: string;
+  replicaId: string;
+  files: ComfyOutput[];
+}
+
+let temporal: Promise<{ client: Client }> | undefined;
+
+/** Where a stored file is, absolute and relative to the data directory (as File.path keeps it). */
+export function filePath(dataDir: string, id: string): { abs: string; rel: string } {
+  const rel = fileRelPath(id);
+  return { abs: path.join(dataDir, rel), rel };
+}
+
+/** Every string "{{name}}" replaced by the value (keeping its type); names inside text as text. */
+export function fillGraph(graph: unknown, values: Record<string, string | number | boolean>): unknown {
+  if (typeof graph === "string") {
+    const whole = /^\{\{([A-Za-z0-9_]+)\}\}$/.exec(graph);
+    if (whole && whole[1]! in values) return values[whole[1]!];
+    return graph.replace(/\{\{([A-Za-z0-9_]+)\}\}/g, (m, n: string) => (n in values ? String(values[n]) : m));
+  }
+  if (Array.isArray(graph)) return graph.map((g) => fillGraph(g, values));
+  if (graph && typeof graph === "object") return Object.fromEntries(Object.entries(graph).map(([k, v]) => [k, fillGraph(v, values)]));
+  return graph;
+}
+
+async function getJson<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
+  const text = await res.text();
+  if (!res.ok) throw Object.assign(new Error(`${init?.method ?? "GET"} ${url}: HTTP ${res.status} ${text.slice(0, 500)}`), { status: res.status, body: text });
+  return (text ? JSON.parse(text) : {}) as T;
+}
+const postJson = <T>(url: string, body: unknown) => getJson<T>(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
+
+export function jobActivities(deps: ActivityDeps) {
+  const setJobState = async (input: { id: string; state: JobState; progress: Record<string, unknown>; error?: string; resultId?: string }) => {
+    await deps.db.job.update({
+      where: { id: input.id },
+      data: { state: input.state, progress: input.progress as object, error: input.error ?? null, ...(input.resultId ? { resultId: input.resultId } : {}) },
+    });
+  };
+  const replicas = (model: string) => deps.db.replica.findMany({ where: { modelName: model, state: "ready" }, orderBy: { id: "asc" } });
+
+  /** Where the prompt already is (a retry after a crash), so it is resumed, never submitted twice. */
+  async function findPrompt(model: string, id: string): Promise<{ url: string; replicaId: string } | null> {
+    for (const r of await replicas(model)) {
+      try {
+        const h = await getJson<Record<string, unknown>>(`${r.url}/history/${encodeURIComponent(id)}`);
+        const q = await getJson<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(`${r.url}/queue`);
+        if (h[id] || [...q.queue_running, ...q.queue_pending].some((it) => it[1] === id)) return { url: r.url, replicaId: r.id };
+      } catch {
+        // an unreachable replica holds nothing we can resume
+      }
+    }
+    return null;
+  }
+
+  return {
+    setJobState,
+
+    /** Joins the model's line (starting its queue workflow if none runs). Idempotent on the job id. */
+    async enqueueJob(input: { model: string; jobId: string }): Promise<void> {
+      temporal ??= temporalClient();
+      const { client } = await temporal;
+      await client.workflow.signalWithStart("jobQueue", {
+        workflowId: jobQueueWorkflowId(input.model),
+        taskQueue: jobsTaskQueue(config().LLMGW_TASK_QUEUE),
+        args: [{ holder: null, waiting: [] }],
+        signal: ENQUEUE_SIGNAL,
+        signalArgs: [{ jobId: input.jobId }],
+      });
+    },
+
+    /** Runs the graph to its end, heartbeating; resumes the same prompt when retried. */
+    async runComfyPrompt(spec: JobSpec): Promise<PromptOutputs> {
+      const ctx = Context.current();
+      let at = await findPrompt(spec.model, spec.id);
+      let shown = "";
+      const show = async (state: JobState, progress: Record<string, unknown>) => {
+        const key = JSON.stringify([state, progress]);
+        if (key !== shown) await setJobState({ id: spec.id, state, progress });
+        shown = key;
+      };
+      while (!at) {
+        const [r] = await replicas(spec.model);
+        if (!r) {
+          await show("waiting_gpu", { held_by: `no ready replica of ${spec.model}` });
+          ctx.heartbeat();
+          await ctx.sleep(POLL_MS * 4);
+          continue;
+        }
+        const values = { ...spec.values };
+        for (const f of spec.files) values[f.placeholder] = await upload(r.url, spec, f.placeholder, f.fileId);
+        const graph = fillGraph(spec.graph, values);
+        try {
+          await postJson(`${r.url}/prompt`, { prompt: graph, prompt_id: spec.id, client_id: spec.id });
+        } catch (err) {
+          const e = err as { status?: number; body?: string };
+          if (e.status === 400) throw ApplicationFailure.create({ type: "JobFailed", message: `ComfyUI refused the workflow: ${e.body}`, nonRetryable: true });
+          throw err;
+        }
+        at = { url: r.url, replicaId: r.id };
+      }
+
+      // Progress comes over the socket; the queue and history are polled too, since a socket can drop.
+      let step: { value: number; max: number } | null = null;
+      const ws = new WebSocket(`${at.url.replace(/^http/, "ws")}/ws?clientId=${encodeURIComponent(spec.id)}`);
+      ws.onmessage = (ev) => {
+        try {
+          const m = JSON.parse(String(ev.data)) as { type: string; data: { prompt_id?: string; value?: number; max?: number } };
+          if (m.type === "progress" && m.data.prompt_id === spec.id) step = { value: m.data.value!, max: m.data.max! };
+        } catch {
+          // not a JSON message (previews are binary): nothing to read
+        }
+      };
+      ws.onerror = () => undefined;
+      try {
+        for (;;) {
+          ctx.heartbeat(step);
+          const h = await getJson<Record<string, { outputs: Record<string, Record<string, ComfyOutput[]>>; status: { status_str: string; messages: [string, Record<string, unknown>][] } }>>(
+            `${at.url}/history/${encodeURIComponent(spec.id)}`,
+          );
+          const done = h[spec.id];
+          if (done?.status.status_str === "success") {
+            const files = Object.values(done.outputs).flatMap((o) => Object.values(o).flat()).filter((f) => f.type === "output");
+            return { ...at, files };
+          }
+          if (done) {
+            const why = done.status.messages.find(([k]) => k === "execution_error" || k === "execution_interrupted");
+            throw ApplicationFailure.create({ type: "JobFailed", message: `ComfyUI: ${why?.[1].exception_message ?? why?.[0] ?? "failed"}`, nonRetryable: true });
+          }
+          const q = await getJson<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(`${at.url}/queue`);
+          const running = q.queue_running.find((it) => it[1] === spec.id);
+          if (running) {
+            const s = step as { value: number; max: number } | null;
+            await show("running", s ? { step: s.value, steps: s.max, percent: Math.round((100 * s.value) / s.max) } : { step: 0, steps: null, percent: 0 });
+          } else {
+            const ahead = q.queue_pending.findIndex((it) => it[1] === spec.id);
+            const holder = q.queue_running[0]?.[1];
+            await show("waiting_gpu", { held_by: holder ? `ComfyUI prompt ${holder}` : "ComfyUI", engine_queue_ahead: Math.max(0, ahead) });
+          }
+          await ctx.sleep(POLL_MS);
+        }
+      } catch (err) {
+        if (err instanceof CancelledFailure) await cancelAt(at.url, spec.id);
+        throw err;
+      } finally {
+        ws.close();
+      }
+    },
+
+    /** Out of ComfyUI's queue if waiting there; interrupted if running. */
+    async cancelComfyPrompt(input: { model: string; jobId: string }): Promise<void> {
+      const at = await findPrompt(input.model, input.jobId);
+      if (at) await cancelAt(at.url, input.jobId);
+    },
+
+    /** Fetches the outputs, strips the workflow, stamps the licence, records the files and the price. */
+    async storeJobOutputs(input: { spec: JobSpec; outputs: PromptOutputs }): Promise<{ fileIds: string[] }> {
+      const { spec, outputs } = input;
+      const { dataDir } = config();
+      const model = await deps.db.model.findUnique({ where: { name: spec.model } });
+      const licence = model?.licence ?? "unspecified";
+      const fileIds: string[] = [];
+      for (const [i, out] of outputs.files.entries()) {
+        const id = `file-${spec.id}-${i}`;
+        fileIds.push(id);
+        if (await deps.db.file.findUnique({ where: { id } })) continue;
+        const q = new URLSearchParams({ filename: out.filename, subfolder: out.subfolder, type: out.type });
+        const res = await fetch(`${outputs.url}/view?${q}`, { signal: AbortSignal.timeout(60_000) });
+        if (!res.ok) throw new Error(`GET /view ${out.filename}: HTTP ${res.status}`);
+        let bytes: Buffer = Buffer.from(await res.arrayBuffer());
+        if (isPng(bytes)) bytes = replaceText(bytes, { licence, model: spec.model });
+        else if (isGlb(bytes)) bytes = withAssetExtras(bytes, { licence, model: spec.model });
+        const where = filePath(dataDir, id);
+        fs.mkdirSync(path.dirname(where.abs), { recursive: true });
+        fs.writeFileSync(`${where.abs}.part`, bytes, { mode: 0o600 });
+        fs.renameSync(`${where.abs}.part`, where.abs);
+        await deps.db.file.create({
+          data: { id, projectId: spec.projectId, purpose: "output", filename: out.filename, bytes: BigInt(bytes.length), sha256: createHash("sha256").update(bytes).digest("hex"), path: where.rel },
+        });
+      }
+      const prices = parsePrices(model?.prices);
+      const pictures = spec.output === "image" ? fileIds.length : 0;
+      const meshes = spec.output === "mesh" ? fileIds.length : 0;
+      const job = await deps.db.job.findUnique({ where: { id: spec.id } });
+      // The job's id keys its ledger row, so a retried activity charges once.
+      await deps.db.usageEvent.createMany({
+        data: [
+          {
+            id: `job-${spec.id}`,
+            at: new Date(),
+            keyId: spec.keyId,
+            projectId: spec.projectId,
+            model: spec.model,
+            replicaId: outputs.replicaId,
+            endpoint: spec.kind === "image" ? "/v1/images/generations" : spec.kind === "mesh" ? "/v1/3d/generations" : "/v1/workflows/runs",
+            costMicros: BigInt(prices ? costMicros(prices, { promptTokens: 0, cachedTokens: 0, completionTokens: 0, pictures, meshes }) : 0),
+            latencyMs: job ? Date.now() - job.createdAt.getTime() : 0,
+            status: 200,
+          },
+        ],
+        skipDuplicates: true,
+      });
+      await setJobState({ id: spec.id, state: "completed", progress: { files: fileIds, percent: 100 }, resultId: fileIds[0] });
+      return { fileIds };
+    },
+  };
+
+  /** A job's file put in ComfyUI's input folder; returns the name the graph uses. */
+  async function upload(url: string, spec: JobSpec, placeholder: string, fileId: string): Promise<string> {
+    const f = await deps.db.file.findUnique({ where: { id: fileId } });
+    if (!f || f.projectId !== spec.projectId) throw ApplicationFailure.create({ type: "JobFailed", message: `file ${fileId} is gone`, nonRetryable: true });
+    const form = new FormData();
+    const name = `${spec.id}-${placeholder}${path.extname(f.filename)}`;
+    form.set("image", new Blob([fs.readFileSync(path.join(config().dataDir, f.path))]), name);
+    form.set("overwrite", "true");
+    const res = await fetch(`${url}/upload/image`, { method: "POST", body: form, signal: AbortSignal.timeout(60_000) });
+    if (!res.ok) throw new Error(`upload of ${fileId} to ComfyUI: HTTP ${res.status}`);
+    return ((await res.json()) as { name: string }).name;
+  }
+}
+
+async function cancelAt(url: string, id: string): Promise<void> {
+  const q = await getJson<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(`${url}/queue`);
+  if (q.queue_pending.some((it) => it[1] === id)) await postJson(`${url}/queue`, { delete: [id] });
+  if (q.queue_running.some((it) => it[1] === id)) await postJson(`${url}/interrupt`, { prompt_id: id });
+}

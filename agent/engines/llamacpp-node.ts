@@ -1,0 +1,34 @@
+// The agent's adapter for the node-llama-cpp engine (agent/engines/llamacpp-node-server.ts):
+// llama.cpp on the CPU with llama-server's HTTP API, health and metrics, for machines without a
+// GPU engine and for tests. It loads one GGUF file that Fetch produced (or a catalog `path:`).
+import { join } from "node:path";
+import { ENGINE_HOST, contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
+import { validateLlamacppNodeArgs } from "./llamacpp-node-flags.ts";
+
+export const llamacppNode: EngineAdapter = {
+  command(s) {
+    return {
+      command: process.execPath,
+      args: [
+        "--import",
+        "tsx",
+        join(s.repoRoot, "agent", "engines", "llamacpp-node-server.ts"),
+        "--model",
+        s.weights,
+        "--host",
+        ENGINE_HOST,
+        "--port",
+        String(s.port),
+        "--alias",
+        s.model,
+        ...contextArgs("--ctx-size", s.contextLength),
+        "--metrics",
+        ...s.args.filter((a) => a !== "--metrics"),
+      ],
+      env: keyEnv(s, "LLAMA_API_KEY"),
+    };
+  },
+  validateArgs: validateLlamacppNodeArgs,
+  healthPath: "/health",
+  metricsPath: "/metrics",
+};

@@ -1,0 +1,33 @@
+// Temporal: the server answers and the namespace llmgw uses exists.
+import { Connection } from "@temporalio/client";
+import { loadConfig } from "../common/config.ts";
+import { fail, ok, within, type Check } from "./finding.ts";
+
+export const temporal: Check = {
+  name: "temporal",
+  roles: ["control"],
+  async run(ctx) {
+    const c = loadConfig(ctx.env);
+    let conn: Connection | undefined;
+    try {
+      conn = await within(ctx.timeoutMs, `Temporal at ${c.TEMPORAL_ADDRESS}`, Connection.connect({ address: c.TEMPORAL_ADDRESS, connectTimeout: ctx.timeoutMs }));
+      const info = await within(ctx.timeoutMs, "Temporal", conn.workflowService.getSystemInfo({}));
+      try {
+        await within(ctx.timeoutMs, "Temporal", conn.workflowService.describeNamespace({ namespace: c.LLMGW_TEMPORAL_NAMESPACE }));
+      } catch (err) {
+        return fail(
+          `Temporal ${info.serverVersion} at ${c.TEMPORAL_ADDRESS} has no namespace "${c.LLMGW_TEMPORAL_NAMESPACE}": ${(err as Error).message}`,
+          `create it: temporal operator namespace create --address ${c.TEMPORAL_ADDRESS} ${c.LLMGW_TEMPORAL_NAMESPACE} (or set LLMGW_TEMPORAL_NAMESPACE)`,
+        );
+      }
+      return ok(`Temporal ${info.serverVersion} at ${c.TEMPORAL_ADDRESS}, namespace "${c.LLMGW_TEMPORAL_NAMESPACE}"`);
+    } catch (err) {
+      return fail(
+        `Temporal at ${c.TEMPORAL_ADDRESS} is not reachable: ${(err as Error).message}`,
+        "start it (bash scripts/services.sh start, or the temporal service of deploy/docker-compose.yml) or set TEMPORAL_ADDRESS",
+      );
+    } finally {
+      await conn?.close();
+    }
+  },
+};

@@ -1,0 +1,120 @@
+// /v1/files in OpenAI's shape: upload (multipart, streamed to <dataDir>/files, at most 64 MB),
+// read, download, delete. A file is its project's alone: another project's id is "not found".
+import { createHash, randomBytes } from "node:crypto";
+import fs from "node:fs";
+import path from "node:path";
+import express, { type NextFunction, type Response } from "express";
+import type { File, PrismaClient } from "../../common/db.ts";
+import { fileRelPath } from "../../workflows/job-types.ts";
+import { ApiError } from "./errors.ts";
+import type { Authed } from "./forward.ts";
+
+const filePath = (dataDir: string, id: string) => ({ abs: path.join(dataDir, fileRelPath(id)), rel: fileRelPath(id) });
+import { MultipartError, boundaryOf, receiveMultipart } from "./files-multipart.ts";
+
+export const MAX_FILE_BYTES = 64 * 1024 * 1024;
+export const UPLOAD_PURPOSES = ["vision", "user_data"] as const;
+
+export interface FilesDeps {
+  db: PrismaClient;
+  dataDir: string;
+}
+
+export const newFileId = () => `file-${randomBytes(12).toString("hex")}`;
+
+export function fileObject(f: File) {
+  return { id: f.id, object: "file", bytes: Number(f.bytes), created_at: Math.floor(f.createdAt.getTime() / 1000), filename: f.filename, purpose: f.purpose, status: "processed" };
+}
+
+/** The project's file, or null (another project's file is as good as absent). */
+export async function ownedFile(db: PrismaClient, id: string, projectId: string): Promise<File | null> {
+  const f = await db.file.findUnique({ where: { id } });
+  return f && f.projectId === projectId ? f : null;
+}
+
+/** Stores bytes the gateway already holds (a picture sent inline as base64) as the project's file. */
+export async function storeBytes(deps: FilesDeps, projectId: string, purpose: string, filename: string, bytes: Buffer): Promise<File> {
+  const id = newFileId();
+  const where = filePath(deps.dataDir, id);
+  fs.mkdirSync(path.dirname(where.abs), { recursive: true });
+  fs.writeFileSync(where.abs, bytes, { mode: 0o600 });
+  return deps.db.file.create({ data: { id, projectId, purpose, filename, bytes: BigInt(bytes.length), sha256: createHash("sha256").update(bytes).digest("hex"), path: where.rel } });
+}
+
+/** An async route whose errors go to the error handler. */
+export const wrap = (fn: (req: Authed, res: Response) => Promise<void>) => (req: Authed, res: Response, next: NextFunction) => void fn(req, res).catch(next);
+
+export function filesRoutes(deps: FilesDeps): express.Router {
+  const r = express.Router();
+  const find = async (req: Authed) => {
+    const f = await ownedFile(deps.db, String(req.params.id), req.key!.projectId);
+    if (!f) throw new ApiError("not_found", `no file '${String(req.params.id)}'`, { param: "file_id", code: "file_not_found" });
+    return f;
+  };
+
+  r.post(
+    "/files",
+    wrap(async (req, res) => {
+      const boundary = boundaryOf(req.headers["content-type"]);
+      if (!boundary) throw new ApiError("invalid_request", "send the file as multipart/form-data with fields `file` and `purpose`", { param: "file" });
+      const declared = Number(req.headers["content-length"] ?? 0);
+      if (declared > MAX_FILE_BYTES + 64 * 1024) throw new ApiError("too_large", `a file may be at most ${MAX_FILE_BYTES} bytes`, { param: "file", code: "file_too_large" });
+      const id = newFileId();
+      const where = filePath(deps.dataDir, id);
+      fs.mkdirSync(path.dirname(where.abs), { recursive: true });
+      const tmp = `${where.abs}.upload`;
+      try {
+        const { fields, file } = await receiveMultipart(req, boundary, tmp, MAX_FILE_BYTES).catch((err: unknown) => {
+          if (err instanceof MultipartError) throw new ApiError(err.tooLarge ? "too_large" : "invalid_request", err.message, { param: "file" });
+          throw err;
+        });
+        if (!(UPLOAD_PURPOSES as readonly string[]).includes(fields.purpose ?? "")) {
+          throw new ApiError("invalid_request", `purpose must be one of: ${UPLOAD_PURPOSES.join(", ")}`, { param: "purpose" });
+        }
+        if (!file) throw new ApiError("invalid_request", "no file part in the form", { param: "file" });
+        fs.renameSync(tmp, where.abs);
+        const row = await deps.db.file.create({
+          data: { id, projectId: req.key!.projectId, purpose: fields.purpose!, filename: path.basename(file.filename) || "upload", bytes: BigInt(file.bytes), sha256: file.sha256, path: where.rel },
+        });
+        res.json(fileObject(row));
+      } finally {
+        fs.rmSync(tmp, { force: true });
+      }
+    }),
+  );
+  r.get(
+    "/files",
+    wrap(async (req, res) => {
+      const rows = await deps.db.file.findMany({ where: { projectId: req.key!.projectId }, orderBy: { createdAt: "desc" }, take: 1000 });
+      res.json({ object: "list", data: rows.map(fileObject), has_more: false });
+    }),
+  );
+  r.get(
+    "/files/:id",
+    wrap(async (req, res) => void res.json(fileObject(await find(req)))),
+  );
+  r.get(
+    "/files/:id/content",
+    wrap(async (req, res) => {
+      const f = await find(req);
+      res.setHeader("content-type", contentType(f.filename));
+      res.setHeader("content-length", String(f.bytes));
+      await new Promise<void>((resolve, reject) => fs.createReadStream(path.join(deps.dataDir, f.path)).on("error", reject).pipe(res).on("finish", resolve));
+    }),
+  );
+  r.delete(
+    "/files/:id",
+    wrap(async (req, res) => {
+      const f = await find(req);
+      await deps.db.file.delete({ where: { id: f.id } });
+      fs.rmSync(path.join(deps.dataDir, f.path), { force: true });
+      res.json({ id: f.id, object: "file", deleted: true });
+    }),
+  );
+  return r;
+}
+
+function contentType(name: string): string {
+  const ext = path.extname(name).toLowerCase();
+  return { ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" }[ext] ?? "application/octet-stream";
+}

@@ -1,0 +1,89 @@
+// POST /v1/images/generations in OpenAI's shape: a picture job on the built-in text-to-picture
+// workflow, waited for; a client that leaves cancels it. Results come inline (b64_json) or as
+// /v1/files/{id}/content URLs.
+import fs from "node:fs";
+import path from "node:path";
+import { WorkflowFailedError } from "@temporalio/client";
+import express from "express";
+import { z } from "zod";
+import { ApiError } from "./errors.ts";
+import { wrap } from "./files.ts";
+import { parseBody } from "../jobs/routes.ts";
+import { comfyModel, startJob, type JobsDeps } from "../jobs/service.ts";
+import { TEXT_TO_PICTURE } from "../jobs/templates.ts";
+
+const SIZE = /^(\d{2,4})x(\d{2,4})$/;
+
+export const imageRequest = z.strictObject({
+  model: z.string().min(1),
+  prompt: z.string().min(1).max(4000),
+  negative_prompt: z.string().max(4000).default(""),
+  n: z.number().int().min(1).max(4).default(1),
+  size: z
+    .string()
+    .regex(SIZE, "WIDTHxHEIGHT, e.g. 1024x1024")
+    .refine((s) => s.split("x").every((v) => Number(v) >= 64 && Number(v) <= 2048 && Number(v) % 8 === 0), "each side a multiple of 8 from 64 to 2048")
+    .default("1024x1024"),
+  response_format: z.enum(["b64_json", "url"]).default("url"),
+  seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
+  steps: z.number().int().min(1).max(150).default(20),
+  quality: z.string().optional(),
+  style: z.string().optional(),
+  user: z.string().optional(),
+});
+
+export function imageRoutes(deps: JobsDeps): express.Router {
+  const r = express.Router();
+  r.post(
+    "/images/generations",
+    wrap(async (req, res) => {
+      const b = parseBody(imageRequest, req.body);
+      const model = await comfyModel(deps.db, b.model);
+      const [width, height] = b.size.split("x").map(Number);
+      const seed = b.seed ?? Math.floor(Math.random() * 2 ** 32);
+      const job = await startJob(
+        deps,
+        {
+          kind: "image",
+          model,
+          projectId: req.key!.projectId,
+          keyId: req.key!.id,
+          graph: TEXT_TO_PICTURE,
+          values: { prompt: b.prompt, negative_prompt: b.negative_prompt, seed, steps: b.steps, width: width!, height: height!, n: b.n, checkpoint: model },
+          files: [],
+          output: "image",
+        },
+        { ...b, seed },
+      );
+      let done = false;
+      res.on("close", () => {
+        if (!done) void job.cancel().catch(() => undefined);
+      });
+      let fileIds: string[];
+      try {
+        ({ fileIds } = await job.result());
+      } catch (err) {
+        const cause = err instanceof WorkflowFailedError ? innermost(err) : (err as Error).message;
+        throw new ApiError("upstream", `the picture could not be made: ${cause}`, { code: "job_failed" });
+      } finally {
+        done = true;
+      }
+      const data = [];
+      for (const id of fileIds) {
+        if (b.response_format === "url") data.push({ url: `${req.protocol}://${req.get("host")}/v1/files/${id}/content` });
+        else {
+          const f = await deps.db.file.findUniqueOrThrow({ where: { id } });
+          data.push({ b64_json: fs.readFileSync(path.join(deps.dataDir, f.path)).toString("base64") });
+        }
+      }
+      res.json({ created: Math.floor(Date.now() / 1000), data, id: job.job.id });
+    }),
+  );
+  return r;
+}
+
+function innermost(err: Error): string {
+  let e: Error = err;
+  while (e.cause instanceof Error) e = e.cause;
+  return e.message;
+}

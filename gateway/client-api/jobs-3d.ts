@@ -1,0 +1,77 @@
+// /v1/3d/generations: a mesh from a picture (inline base64 or an uploaded file id) on the built-in
+// picture-to-mesh workflow. Answers 202 with the job at once; clients poll it and fetch the GLB.
+import express from "express";
+import { z } from "zod";
+import { ApiError } from "./errors.ts";
+import { ownedFile, storeBytes, wrap } from "./files.ts";
+import { sniffKind, readHead } from "../jobs/inputs.ts";
+import { jobReadRoutes, parseBody } from "../jobs/routes.ts";
+import { comfyModel, jobView, startJob, type JobsDeps } from "../jobs/service.ts";
+import { PICTURE_TO_MESH } from "../jobs/templates.ts";
+import path from "node:path";
+
+const OBJECT = "3d.generation";
+
+export const meshRequest = z
+  .strictObject({
+    model: z.string().min(1),
+    image: z.string().min(1).optional(),
+    file_id: z.string().regex(/^file-[A-Za-z0-9-]+$/, "a file id (file-…)").optional(),
+    resolution: z
+      .number()
+      .int()
+      .min(64)
+      .max(2048)
+      .refine((v) => v % 32 === 0, "a multiple of 32")
+      .default(256),
+    output: z.literal("glb", { error: "only glb is made" }).default("glb"),
+    seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
+    steps: z.number().int().min(1).max(1000).default(30),
+  })
+  .check((ctx) => {
+    const v = ctx.value;
+    if ((v.image === undefined) === (v.file_id === undefined)) {
+      ctx.issues.push({ code: "custom", path: ["image"], message: "give exactly one of image (base64) and file_id", input: v.image });
+    }
+  });
+
+export function meshRoutes(deps: JobsDeps): express.Router {
+  const r = express.Router();
+  r.post(
+    "/3d/generations",
+    wrap(async (req, res) => {
+      const b = parseBody(meshRequest, req.body);
+      const model = await comfyModel(deps.db, b.model);
+      const projectId = req.key!.projectId;
+      let fileId: string;
+      if (b.image !== undefined) {
+        const raw = Buffer.from(b.image.replace(/^data:[^;,]+;base64,/, ""), "base64");
+        if (sniffKind(raw) !== "image") throw new ApiError("invalid_request", "image: not a base64 PNG, JPEG, GIF or WebP picture", { param: "image" });
+        fileId = (await storeBytes(deps, projectId, "vision", "input.png", raw)).id;
+      } else {
+        const f = await ownedFile(deps.db, b.file_id!, projectId);
+        if (!f) throw new ApiError("invalid_request", `file_id: no file '${b.file_id}' of yours`, { param: "file_id" });
+        if (sniffKind(readHead(path.join(deps.dataDir, f.path))) !== "image") throw new ApiError("invalid_request", `file_id: file ${f.id} is not a picture`, { param: "file_id" });
+        fileId = f.id;
+      }
+      const seed = b.seed ?? Math.floor(Math.random() * 2 ** 32);
+      const { job } = await startJob(
+        deps,
+        {
+          kind: "mesh",
+          model,
+          projectId,
+          keyId: req.key!.id,
+          graph: PICTURE_TO_MESH,
+          values: { resolution: b.resolution, seed, steps: b.steps, checkpoint: model },
+          files: [{ placeholder: "image", fileId }],
+          output: "mesh",
+        },
+        { model, file_id: fileId, resolution: b.resolution, output: b.output, seed, steps: b.steps },
+      );
+      res.status(202).json(await jobView(deps, job, OBJECT));
+    }),
+  );
+  jobReadRoutes(r, deps, "/3d/generations", "mesh", OBJECT);
+  return r;
+}

@@ -1,0 +1,87 @@
+// The client API's OpenAPI 3.1 document (GET /v1/openapi.json), from the zod schemas the routes
+// validate with. tests/e2e/openapi.test.ts fails when a mounted route is missing here or a route
+// here is not mounted.
+import type { Request, Response } from "express";
+import { z } from "zod";
+import { countTokensRequest, messagesRequest } from "./anthropic/schemas.ts";
+import { imageRequest } from "./images.ts";
+import { meshRequest } from "./jobs-3d.ts";
+import { buildOpenApi, type Operation } from "./openapi-build.ts";
+import * as out from "./openapi-responses.ts";
+import { chatCompletionRequest, completionRequest, embeddingRequest } from "./schemas.ts";
+import { runRequest } from "./workflow-runs.ts";
+
+/** Served beside the API but not part of it: the Swagger UI page and its assets. */
+export const NOT_DESCRIBED = ["/docs/api"];
+
+const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
+const streamed = (description: string, schema: z.ZodType) => ({
+  "200": { description: `${description}; with \`stream: true\`, server-sent events instead`, schema },
+});
+const imagesResponse = z.looseObject({ id: z.string(), created: z.number().int(), data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })) });
+
+/** GET <base>, GET <base>/:id and POST <base>/:id/cancel, as gateway/jobs/routes.ts mounts them. */
+const jobReads = (base: string, what: string, tag: string): Operation[] => [
+  { method: "get", path: base, summary: `Your ${what} jobs, newest first`, tag, responses: ok("The jobs", out.jobList) },
+  { method: "get", path: `${base}/:id`, summary: `One ${what} job: state, progress, result`, tag, responses: ok("The job", out.job) },
+  { method: "post", path: `${base}/:id/cancel`, summary: `Cancel a ${what} job, in the engine's queue too`, tag, responses: ok("The job, cancelled", out.job) },
+];
+
+export const clientOperations: Operation[] = [
+  { method: "get", path: "/health", summary: "Liveness", tag: "meta", auth: false, responses: ok("Alive", out.health) },
+  { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "meta", auth: false, responses: ok("OpenAPI 3.1", out.openApiDocument) },
+  { method: "get", path: "/v1/models", summary: "Models served now", tag: "models", responses: ok("The models", out.modelList) },
+  { method: "get", path: "/v1/models/:id", summary: "One served model", tag: "models", responses: ok("The model", out.model) },
+  { method: "post", path: "/v1/chat/completions", summary: "Chat completion (OpenAI)", tag: "inference", request: chatCompletionRequest, responses: streamed("The completion", out.chatCompletion) },
+  { method: "post", path: "/v1/completions", summary: "Text completion (OpenAI)", tag: "inference", request: completionRequest, responses: streamed("The completion", out.completion) },
+  { method: "post", path: "/v1/embeddings", summary: "Embeddings (OpenAI)", tag: "inference", request: embeddingRequest, responses: ok("The vectors", out.embeddingList) },
+  { method: "post", path: "/v1/messages", summary: "Messages (Anthropic); errors in Anthropic's shape", tag: "inference", request: messagesRequest, responses: { ...streamed("The message", out.anthropicMessage), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
+  { method: "post", path: "/v1/messages/count_tokens", summary: "Count a prompt's tokens (Anthropic)", tag: "inference", request: countTokensRequest, responses: { ...ok("The count", out.tokenCount), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
+  { method: "post", path: "/v1/files", summary: "Upload a file (multipart: file, purpose)", tag: "files", requestContentType: "multipart/form-data", responses: ok("The file", out.file) },
+  { method: "get", path: "/v1/files", summary: "Your files", tag: "files", responses: ok("The files", out.fileList) },
+  { method: "get", path: "/v1/files/:id", summary: "One file", tag: "files", responses: ok("The file", out.file) },
+  { method: "get", path: "/v1/files/:id/content", summary: "A file's bytes", tag: "files", responses: { "200": { description: "The bytes", contentType: "application/octet-stream" } } },
+  { method: "delete", path: "/v1/files/:id", summary: "Delete a file", tag: "files", responses: ok("Deleted", out.fileDeleted) },
+  { method: "post", path: "/v1/images/generations", summary: "Pictures from a prompt (OpenAI), made by a ComfyUI model", tag: "jobs", request: imageRequest, responses: ok("The pictures", imagesResponse) },
+  { method: "post", path: "/v1/3d/generations", summary: "A 3D mesh (GLB) from a picture", tag: "jobs", request: meshRequest, responses: { "202": { description: "The job, queued", schema: out.job } } },
+  ...jobReads("/v1/3d/generations", "3D", "jobs"),
+  { method: "post", path: "/v1/workflows/runs", summary: "Run a catalogued ComfyUI workflow", tag: "jobs", request: runRequest, responses: { "202": { description: "The job, queued", schema: out.job } } },
+  ...jobReads("/v1/workflows/runs", "workflow", "jobs"),
+];
+
+let cached: Record<string, unknown> | null = null;
+
+export function clientOpenApi(): Record<string, unknown> {
+  cached ??= buildOpenApi({
+    title: "llmgw client API",
+    version: "1",
+    description: "OpenAI- and Anthropic-compatible inference, files and jobs. Errors are OpenAI's `{error: {message, type, param, code}}`, except on /v1/messages*, which answer in Anthropic's `{type: \"error\", error: {type, message}}`.",
+    security: {
+      bearer: { type: "http", scheme: "bearer", description: "An llmgw API key (sk-llmgw-…)" },
+      apiKey: { type: "apiKey", in: "header", name: "x-api-key", description: "The same key, as Anthropic's SDKs send it" },
+    },
+    named: {
+      ChatCompletionRequest: chatCompletionRequest,
+      CompletionRequest: completionRequest,
+      EmbeddingRequest: embeddingRequest,
+      MessagesRequest: messagesRequest,
+      CountTokensRequest: countTokensRequest,
+      ImageRequest: imageRequest,
+      MeshRequest: meshRequest,
+      WorkflowRunRequest: runRequest,
+      ChatCompletion: out.chatCompletion,
+      Completion: out.completion,
+      EmbeddingList: out.embeddingList,
+      Message: out.anthropicMessage,
+      Job: out.job,
+      File: out.file,
+      Error: out.openAIError,
+      AnthropicError: out.anthropicError,
+    },
+    error: out.openAIError,
+    operations: clientOperations,
+  });
+  return cached;
+}
+
+export const serveClientOpenApi = (_req: Request, res: Response): void => void res.json(clientOpenApi());

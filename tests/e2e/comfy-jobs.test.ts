@@ -1,0 +1,341 @@
+// Pictures, meshes and ComfyUI workflows as jobs, end to end: ctl serves two ComfyUI models (the
+// stand-in engine, started by the agent as ComfyUI would be), clients use /v1/images (the official
+// openai client), /v1/3d, /v1/workflows/runs and /v1/files; the stand-in tells what it was asked.
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import OpenAI, { toFile } from "openai";
+import { prisma, type PrismaClient } from "../../common/db.ts";
+import { parseGlb } from "../../common/glb.ts";
+import { encodeRgb, pngSize, readChunks, textEntries } from "../../common/png.ts";
+import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+
+type JobView = { id: string; status: string; progress: Record<string, unknown>; result: { file_id: string; files: { id: string }[] } | null; error: { message: string } | null };
+type StandinLog = { events: { kind: string; prompt_id: string | null; at: number }[]; runs: Record<string, number> };
+
+const PICTURE = encodeRgb(16, 16, (x, y) => [x * 16, y * 16, 128]);
+const WAV = Buffer.concat([Buffer.from("RIFF"), Buffer.alloc(4), Buffer.from("WAVEfmt "), Buffer.alloc(32)]);
+const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypisom"), Buffer.alloc(32)]);
+
+describe("pictures, meshes and ComfyUI workflows as jobs", () => {
+  let p: Platform;
+  let key: string;
+  let db: PrismaClient;
+  let client: OpenAI;
+  const a = uniqueModel("comfy-a");
+  const b = uniqueModel("comfy-b");
+  const allInputs = uniqueModel("wf-all");
+  const urls: Record<string, string> = {};
+
+  const api = async <T,>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
+    const res = await fetch(`${p.clientUrl}/v1${path}`, {
+      method,
+      headers: { authorization: `Bearer ${key}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    return { status: res.status, body: (await res.json()) as T };
+  };
+  const standinLog = async (model: string) => (await (await fetch(`${urls[model]}/standin/log`)).json()) as StandinLog;
+  /** Polls a job until `until` says so (bounded), returning every status seen on the way. */
+  const poll = async (path: string, until: (j: JobView) => boolean): Promise<{ job: JobView; seen: Set<string> }> => {
+    const seen = new Set<string>();
+    for (let i = 0; i < 600; i++) {
+      const { body: job } = await api<JobView>("GET", path);
+      seen.add(job.status);
+      if (until(job)) return { job, seen };
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    throw new Error(`${path} never reached the awaited state; saw ${[...seen].join(", ")}`);
+  };
+  const upload = async (bytes: Buffer, name: string) => (await client.files.create({ file: await toFile(bytes, name), purpose: "vision" })).id;
+  const mesh = async (body: Record<string, unknown>) => {
+    const r = await api<JobView>("POST", "/3d/generations", { model: a, ...body });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    return r.body;
+  };
+
+  before(async () => {
+    p = await startPlatform();
+    db = prisma(p.env.DATABASE_URL);
+    assert.equal(p.ctl(["projects", "create", "pix"]).code, 0);
+    key = (JSON.parse(p.ctl(["keys", "create", "--project", "pix", "--json"]).stdout) as { key: string }).key;
+    for (const m of [a, b]) {
+      const served = p.ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=20", "--wait", "--json"]);
+      assert.equal(served.code, 0, served.stderr);
+      urls[m] = (await db.replica.findFirstOrThrow({ where: { modelName: m, state: "ready" } })).url;
+    }
+    await db.model.update({ where: { name: a }, data: { licence: "CreativeML Open RAIL++-M" } });
+    assert.equal(p.ctl(["prices", "set", a, "--picture", "0.02", "--mesh", "0.5"]).code, 0);
+    const input = (name: string, kind: string, extra: Record<string, unknown> = {}) => ({ name, kind, ...extra });
+    await db.comfyWorkflow.create({
+      data: {
+        name: allInputs,
+        model: a,
+        output: "image",
+        inputs: [
+          input("prompt", "text", { max_length: 200 }),
+          input("steps", "int", { min: 1, max: 50, default: 4 }),
+          input("cfg", "float", { min: 0, max: 20 }),
+          input("tiled", "bool", { default: false }),
+          input("sampler", "choice", { choices: ["euler", "dpmpp_2m"] }),
+          input("picture", "image"),
+          input("matte", "mask"),
+          input("voice", "audio"),
+          input("clip", "video"),
+          input("notes", "file"),
+        ],
+        graph: {
+          "1": { class_type: "LoadImage", inputs: { image: "{{picture}}" } },
+          "2": { class_type: "LoadImageMask", inputs: { image: "{{matte}}", channel: "alpha" } },
+          "3": { class_type: "LoadAudio", inputs: { audio: "{{voice}}" } },
+          "4": { class_type: "LoadVideo", inputs: { file: "{{clip}}" } },
+          "5": { class_type: "LoadFile", inputs: { file: "{{notes}}" } },
+          "6": { class_type: "CLIPTextEncode", inputs: { text: "a photo of {{prompt}}" } },
+          "7": { class_type: "EmptyLatentImage", inputs: { width: 32, height: 32, batch_size: 1 } },
+          "8": { class_type: "KSampler", inputs: { steps: "{{steps}}", cfg: "{{cfg}}", sampler_name: "{{sampler}}", tiled: "{{tiled}}", seed: 3 } },
+          "9": { class_type: "SaveImage", inputs: { images: ["8", 0], filename_prefix: "wf" } },
+        },
+      },
+    });
+    client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key });
+  });
+
+  after(async () => {
+    await db?.$disconnect();
+    await p?.stop();
+  });
+
+  it("makes pictures through the official openai client (b64_json and url), licence in, workflow out, priced", async () => {
+    const r = await client.images.generate({ model: a, prompt: "a lighthouse", n: 2, size: "64x64", response_format: "b64_json" });
+    assert.equal(r.data?.length, 2);
+    for (const d of r.data!) {
+      const png = Buffer.from(d.b64_json!, "base64");
+      assert.deepEqual(pngSize(png), { width: 64, height: 64 });
+      const text = textEntries(png);
+      assert.equal(text.licence, "CreativeML Open RAIL++-M");
+      assert.equal(text.prompt, undefined, "the workflow's prompt is stripped");
+      assert.equal(text.workflow, undefined, "the workflow is stripped");
+      assert.ok(readChunks(png).some((c) => c.type === "iTXt"));
+    }
+    const byUrl = await client.images.generate({ model: a, prompt: "a harbour", size: "64x128", response_format: "url" });
+    const res = await fetch(byUrl.data![0]!.url!, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(res.status, 200);
+    assert.deepEqual(pngSize(Buffer.from(await res.arrayBuffer())), { width: 64, height: 128 });
+    const anon = await fetch(byUrl.data![0]!.url!);
+    assert.equal(anon.status, 401);
+
+    let spent = 0n;
+    for (let i = 0; i < 100; i++) {
+      const rows = await db.usageEvent.findMany({ where: { model: a, endpoint: "/v1/images/generations" } });
+      spent = rows.reduce((s, e) => s + e.costMicros, 0n);
+      if (rows.length === 2) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(spent, 3n * 20_000n, "three pictures at 0.02 each");
+  });
+
+  it("makes a mesh as a job: 202, polled to completion with progress, GLB downloaded and parsed", async () => {
+    const fileId = await upload(PICTURE, "chair.png");
+    const job = await mesh({ file_id: fileId, resolution: 128, steps: 40 });
+    assert.match(job.id, /^job-/);
+    assert.equal(job.status, "queued");
+    let percent = -1;
+    const { job: done, seen } = await poll(`/3d/generations/${job.id}`, (j) => {
+      if (j.status === "running") percent = Math.max(percent, Number(j.progress.percent));
+      return j.status === "completed" || j.status === "failed";
+    });
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.ok(seen.has("running") && percent > 0, `progress was shown while running (${[...seen].join(",")}, ${percent}%)`);
+    const content = await fetch(`${p.clientUrl}/v1/files/${done.result!.file_id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    const glb = parseGlb(Buffer.from(await content.arrayBuffer()));
+    assert.deepEqual(glb.json.asset.extras, { licence: "CreativeML Open RAIL++-M", model: a });
+    assert.ok((glb.json.meshes as unknown[]).length === 1 && glb.bin && glb.bin.length > 0);
+
+    const inline = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 2 });
+    assert.equal((await poll(`/3d/generations/${inline.id}`, (j) => j.status === "completed" || j.status === "failed")).job.status, "completed");
+  });
+
+  it("runs a catalog workflow with every input type, each put where its placeholder was", async () => {
+    const files = {
+      picture: await upload(PICTURE, "p.png"),
+      matte: await upload(PICTURE, "m.png"),
+      voice: await upload(WAV, "v.wav"),
+      clip: await upload(MP4, "c.mp4"),
+      notes: await upload(Buffer.from("just text"), "n.txt"),
+    };
+    const r = await api<JobView>("POST", "/workflows/runs", { model: allInputs, inputs: { prompt: "a cat", cfg: 6.5, tiled: true, sampler: "dpmpp_2m", ...files } });
+    assert.equal(r.status, 202, JSON.stringify(r.body));
+    const { job } = await poll(`/workflows/runs/${r.body.id}`, (j) => j.status === "completed" || j.status === "failed");
+    assert.equal(job.status, "completed", JSON.stringify(job));
+    const history = (await (await fetch(`${urls[a]}/history/${job.id}`)).json()) as Record<string, { prompt: [number, string, Record<string, { inputs: Record<string, unknown> }>] }>;
+    const graph = history[job.id]!.prompt[2];
+    assert.equal(graph["6"]!.inputs.text, "a photo of a cat");
+    assert.deepEqual([graph["8"]!.inputs.steps, graph["8"]!.inputs.cfg, graph["8"]!.inputs.tiled, graph["8"]!.inputs.sampler_name], [4, 6.5, true, "dpmpp_2m"]);
+    assert.match(String(graph["1"]!.inputs.image), /picture\.png$/);
+    assert.match(String(graph["3"]!.inputs.audio), /voice\.wav$/);
+    assert.match(String(graph["4"]!.inputs.file), /clip\.mp4$/);
+    const listed = await api<{ data: JobView[] }>("GET", "/workflows/runs");
+    assert.ok(listed.body.data.some((j) => j.id === job.id));
+  });
+
+  it("refuses 30 malformed job requests with a 400 naming the field, before any job exists", async () => {
+    const mine = await upload(PICTURE, "ok.png");
+    const text = await upload(Buffer.from("not a picture"), "x.txt");
+    const wav = await upload(WAV, "x.wav");
+    const okInputs = { prompt: "x", cfg: 1, sampler: "euler", picture: mine, matte: mine, voice: wav, clip: await upload(MP4, "x.mp4"), notes: text };
+    // A file of another project.
+    assert.equal(p.ctl(["projects", "create", "other"]).code, 0);
+    const otherKey = (JSON.parse(p.ctl(["keys", "create", "--project", "other", "--json"]).stdout) as { key: string }).key;
+    const other = await new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: otherKey }).files.create({ file: await toFile(PICTURE, "o.png"), purpose: "vision" });
+    const run = (inputs: Record<string, unknown>) => ["/workflows/runs", { model: allInputs, inputs: { ...okInputs, ...inputs } }] as const;
+    const cases: [string, unknown, string][] = [
+      ["/images/generations", { prompt: "x" }, "model"],
+      ["/images/generations", { model: a }, "prompt"],
+      ["/images/generations", { model: a, prompt: "" }, "prompt"],
+      ["/images/generations", { model: a, prompt: "x", n: 0 }, "n"],
+      ["/images/generations", { model: a, prompt: "x", n: 1.5 }, "n"],
+      ["/images/generations", { model: a, prompt: "x", size: "big" }, "size"],
+      ["/images/generations", { model: a, prompt: "x", size: "4096x4096" }, "size"],
+      ["/images/generations", { model: a, prompt: "x", response_format: "jpeg" }, "response_format"],
+      ["/images/generations", { model: a, prompt: "x", seed: -1 }, "seed"],
+      ["/images/generations", { model: a, prompt: "x", colour: "red" }, ""],
+      ["/3d/generations", { model: a }, "image"],
+      ["/3d/generations", { model: a, file_id: mine, image: PICTURE.toString("base64") }, "image"],
+      ["/3d/generations", { model: a, file_id: mine, resolution: 100 }, "resolution"],
+      ["/3d/generations", { model: a, file_id: mine, resolution: 32 }, "resolution"],
+      ["/3d/generations", { model: a, file_id: mine, resolution: 4096 }, "resolution"],
+      ["/3d/generations", { model: a, file_id: mine, output: "obj" }, "output"],
+      ["/3d/generations", { model: a, image: Buffer.from("hello").toString("base64") }, "image"],
+      ["/3d/generations", { model: a, file_id: text }, "file_id"],
+      ["/3d/generations", { model: a, file_id: other.id }, "file_id"],
+      ["/3d/generations", { model: a, file_id: "nope" }, "file_id"],
+      [...run({ prompt: undefined }), "inputs.prompt"],
+      [...run({ colour: "red" }), "inputs.colour"],
+      [...run({ steps: 0 }), "inputs.steps"],
+      [...run({ steps: 2.5 }), "inputs.steps"],
+      [...run({ cfg: 21 }), "inputs.cfg"],
+      [...run({ tiled: "yes" }), "inputs.tiled"],
+      [...run({ sampler: "ddim" }), "inputs.sampler"],
+      [...run({ picture: text }), "inputs.picture"],
+      [...run({ voice: mine }), "inputs.voice"],
+      [...run({ notes: other.id }), "inputs.notes"],
+    ];
+    assert.equal(cases.length, 30);
+    const jobsBefore = await db.job.count();
+    for (const [path, body, field] of cases) {
+      const r = await api<{ error: { param: string | null; message: string; type: string } }>("POST", path, body);
+      assert.equal(r.status, 400, `${path} ${JSON.stringify(body).slice(0, 120)}: ${JSON.stringify(r.body)}`);
+      assert.equal(r.body.error.type, "invalid_request_error");
+      if (field) assert.equal(r.body.error.param, field, `${path}: ${r.body.error.message}`);
+      else assert.match(r.body.error.message, /colour/);
+    }
+    assert.equal(await db.job.count(), jobsBefore, "no job was made for a refused request");
+  });
+
+  it("cancels a job waiting in ComfyUI's queue (deleted there) and one running (interrupted)", async () => {
+    // Another user of the card: a prompt sent straight to ComfyUI holds it.
+    const blocker = await fetch(`${urls[a]}/prompt`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ prompt: { "1": { class_type: "KSampler", inputs: { steps: 100000 } }, "2": { class_type: "SaveImage", inputs: {} } } }),
+    });
+    const blockerId = ((await blocker.json()) as { prompt_id: string }).prompt_id;
+    const waiting = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 5 });
+    const { job: w } = await poll(`/3d/generations/${waiting.id}`, (j) => j.status === "waiting_gpu" && j.progress.engine_queue_ahead !== undefined);
+    assert.match(String(w.progress.held_by), new RegExp(blockerId));
+    await api("POST", `/3d/generations/${waiting.id}/cancel`);
+    assert.equal((await poll(`/3d/generations/${waiting.id}`, (j) => j.status !== "waiting_gpu")).job.status, "cancelled");
+    assert.ok((await standinLog(a)).events.some((e) => e.kind === "delete" && e.prompt_id === waiting.id), "ComfyUI was asked to delete it from its queue");
+    assert.equal((await standinLog(a)).runs[waiting.id], undefined, "it never ran");
+    await fetch(`${urls[a]}/interrupt`, { method: "POST", body: JSON.stringify({ prompt_id: blockerId }) });
+
+    const running = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 1000 });
+    await poll(`/3d/generations/${running.id}`, (j) => j.status === "running" && Number(j.progress.step) > 0);
+    await api("POST", `/3d/generations/${running.id}/cancel`);
+    assert.equal((await poll(`/3d/generations/${running.id}`, (j) => j.status !== "running")).job.status, "cancelled");
+    const log = await standinLog(a);
+    assert.ok(log.events.some((e) => e.kind === "interrupt" && e.prompt_id === running.id), "ComfyUI was asked to interrupt it");
+    assert.ok(!log.events.some((e) => e.kind === "done" && e.prompt_id === running.id));
+  });
+
+  it("finishes a job once when its worker is killed mid-way", async () => {
+    const job = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 400 });
+    await poll(`/3d/generations/${job.id}`, (j) => j.status === "running" && Number(j.progress.step) > 0);
+    await p.kill("worker-temporal");
+    await p.start("worker-temporal");
+    const { job: done } = await poll(`/3d/generations/${job.id}`, (j) => j.status === "completed" || j.status === "failed" || j.status === "cancelled");
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    assert.equal((await standinLog(a)).runs[job.id], 1, "ComfyUI ran the prompt once");
+    assert.equal(await db.usageEvent.count({ where: { id: `job-${job.id}` } }), 1);
+  });
+
+  it("runs two jobs of one model one after the other, while another model's job runs beside them", async () => {
+    const img = PICTURE.toString("base64");
+    const a1 = await mesh({ image: img, resolution: 64, steps: 40 });
+    const a2 = await mesh({ image: img, resolution: 64, steps: 40 });
+    const r = await api<JobView>("POST", "/3d/generations", { model: b, image: img, resolution: 64, steps: 60 });
+    assert.equal(r.status, 202);
+    const { job: queued } = await poll(`/3d/generations/${a2.id}`, () => true);
+    if (queued.status === "queued") assert.ok(Number(queued.progress.queue_ahead) >= 1, "a2 says a1 is ahead of it");
+    for (const id of [a1.id, a2.id, r.body.id]) assert.equal((await poll(`/3d/generations/${id}`, (j) => j.status === "completed" || j.status === "failed")).job.status, "completed");
+    const at = (log: StandinLog, kind: string, id: string) => log.events.find((e) => e.kind === kind && e.prompt_id === id)!.at;
+    const la = await standinLog(a);
+    const lb = await standinLog(b);
+    assert.ok(at(la, "start", a2.id) >= at(la, "done", a1.id), "a2 started after a1 finished");
+    assert.ok(at(lb, "start", r.body.id) < at(la, "done", a2.id) && at(la, "start", a1.id) < at(lb, "done", r.body.id), "b's job overlapped a's jobs");
+  });
+
+  it("cancels a picture job when its client leaves", async () => {
+    const before = new Set((await db.job.findMany({ where: { kind: "image" } })).map((j) => j.id));
+    const leave = new AbortController();
+    const req = client.images.generate({ model: a, prompt: "slow", size: "64x64", steps: 150 } as OpenAI.ImageGenerateParams, { signal: leave.signal, maxRetries: 0 });
+    req.catch(() => undefined);
+    let id: string | undefined;
+    for (let i = 0; i < 300 && !id; i++) {
+      const j = await db.job.findFirst({ where: { kind: "image", state: "running", id: { notIn: [...before] } } });
+      id = j?.id;
+      if (!id) await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.ok(id, "the picture job ran");
+    leave.abort();
+    for (let i = 0; i < 300; i++) {
+      if ((await db.job.findUniqueOrThrow({ where: { id } })).state === "cancelled") break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal((await db.job.findUniqueOrThrow({ where: { id } })).state, "cancelled");
+    assert.ok((await standinLog(a)).events.some((e) => e.kind === "interrupt" && e.prompt_id === id));
+  });
+
+  it("refuses an upload over 64 MB by its declared length", async () => {
+    const { request } = await import("node:http");
+    const status = await new Promise<number>((resolve, reject) => {
+      const r = request(`${p.clientUrl}/v1/files`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "multipart/form-data; boundary=x", "content-length": String(65 * 1024 * 1024) },
+      });
+      r.on("response", (res) => {
+        resolve(res.statusCode!);
+        r.destroy();
+      });
+      r.on("error", reject);
+      r.flushHeaders();
+    });
+    assert.equal(status, 413);
+  });
+
+  it("keeps files to their owner: get, content, delete; other projects see nothing", async () => {
+    const id = await upload(PICTURE, "mine.png");
+    const got = await client.files.retrieve(id);
+    assert.equal(got.bytes, PICTURE.length);
+    assert.equal(got.purpose, "vision");
+    const content = await client.files.content(id);
+    assert.deepEqual(Buffer.from(await content.arrayBuffer()), PICTURE);
+    assert.equal(p.ctl(["projects", "create", "third"]).code, 0);
+    const thirdKey = (JSON.parse(p.ctl(["keys", "create", "--project", "third", "--json"]).stdout) as { key: string }).key;
+    const third = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: thirdKey });
+    await assert.rejects(third.files.retrieve(id), OpenAI.NotFoundError);
+    await assert.rejects(third.files.delete(id), OpenAI.NotFoundError);
+    await assert.rejects(client.files.create({ file: await toFile(PICTURE, "x.png"), purpose: "batch" }), (e: unknown) => e instanceof OpenAI.BadRequestError && (e.error as { param?: string }).param === "purpose");
+    assert.equal((await client.files.delete(id)).deleted, true);
+    await assert.rejects(client.files.retrieve(id), OpenAI.NotFoundError);
+  });
+});

@@ -1,0 +1,91 @@
+// training/<id>: a LoRA adapter trained on a node's spare GPU. A node whose card has the memory
+// free is picked, its agent starts the trainer, the run is followed to its end, and the artifact is
+// received into the file store and kept. A node lost mid-run fails that attempt; the next starts
+// from the beginning on another node, up to maxAttempts. Cancel (a signal) stops the trainer's
+// whole process group.
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from "@temporalio/workflow";
+import type { Activities } from "../activities/index.ts";
+import { trainingCancelSignal, trainingProgressQuery, type TrainingInput, type TrainingProgress } from "./training-types.ts";
+
+const quick = proxyActivities<Activities>({
+  startToCloseTimeout: "1 minute",
+  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 10 },
+});
+// Waiting for a free GPU: retried (NoRoom) for up to about an hour.
+const placing = proxyActivities<Activities>({
+  startToCloseTimeout: "30 seconds",
+  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 400 },
+});
+const following = proxyActivities<Activities>({
+  startToCloseTimeout: "7 days",
+  heartbeatTimeout: "15 seconds",
+  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 20 },
+});
+
+export async function training(input: TrainingInput): Promise<{ fileId: string }> {
+  let cancelled = false;
+  const progress: TrainingProgress = { kind: "training", phase: "placing", nodeId: null, attempt: 0, step: 0, steps: 0, loss: 0, peakMemoryMiB: 0, message: "", wanted: 0, ready: 0 };
+  setHandler(trainingProgressQuery, () => progress);
+  setHandler(trainingCancelSignal, () => void (cancelled = true));
+  const setState = (state: "queued" | "running" | "completed" | "failed" | "cancelled", extra: { error?: string; resultId?: string } = {}) =>
+    CancellationScope.nonCancellable(() => quick.setJobState({ id: input.id, state, progress: { ...progress }, ...extra }));
+
+  const avoid: string[] = [];
+  for (let attempt = 1; attempt <= input.maxAttempts; attempt++) {
+    progress.attempt = attempt;
+    progress.phase = "placing";
+    const { nodeId, gpu } = await placing.pickTrainingNode({ gpuMemoryMiB: input.gpuMemoryMiB, avoid });
+    if (cancelled) break;
+    progress.nodeId = nodeId;
+    const runId = `${input.id}-${attempt}`;
+    await quick.startTrainer({ nodeId, runId, gpu, base: input.base, dataFileId: input.dataFileId, params: input.params, gguf: input.gguf });
+    progress.phase = "running";
+    progress.message = `on ${nodeId}, GPU ${gpu}`;
+    await setState("running");
+
+    const scope = new CancellationScope();
+    const follow = scope.run(() => following.followTrainer({ jobId: input.id, nodeId, runId, attempt }));
+    const ended = follow.then(() => true, () => true);
+    await Promise.race([ended, condition(() => cancelled)]);
+    if (cancelled) {
+      scope.cancel();
+      Object.assign(progress, await CancellationScope.nonCancellable(() => quick.cancelTrainer({ nodeId, runId })));
+      break;
+    }
+    let s;
+    try {
+      s = await follow;
+    } catch (err) {
+      if (err instanceof ActivityFailure && err.cause instanceof ApplicationFailure && err.cause.type === "NodeLost") {
+        progress.message = `attempt ${attempt} failed: ${err.cause.message}`;
+        avoid.push(nodeId);
+        continue;
+      }
+      throw err;
+    }
+    Object.assign(progress, { step: s.step, steps: s.steps, loss: s.loss, peakMemoryMiB: s.peakMemoryMib, wanted: s.steps, ready: s.step });
+    if (s.state === "TRAINER_STATE_CANCELLED") break;
+    if (s.state !== "TRAINER_STATE_SUCCEEDED") {
+      progress.phase = "failed";
+      progress.message = s.error;
+      await setState("failed", { error: s.error });
+      throw ApplicationFailure.nonRetryable(`training ${input.id} failed: ${s.error}`, "TrainerFailed");
+    }
+    progress.phase = "receiving";
+    progress.message = `${s.artifactName}, ${s.artifactBytes} bytes`;
+    const { fileId } = await following.receiveArtifact({ jobId: input.id, nodeId, runId, name: s.artifactName, bytes: s.artifactBytes, sha256: s.artifactSha256 });
+    progress.phase = "done";
+    await setState("completed", { resultId: fileId });
+    return { fileId };
+  }
+
+  if (cancelled) {
+    progress.phase = "cancelled";
+    progress.message = "cancelled by an operator";
+    await setState("cancelled", { error: "cancelled" });
+    throw ApplicationFailure.nonRetryable(`training ${input.id} was cancelled`, "Cancelled");
+  }
+  progress.phase = "failed";
+  await setState("failed", { error: `no attempt finished: ${progress.message}` });
+  throw ApplicationFailure.nonRetryable(`training ${input.id}: ${input.maxAttempts} attempt(s) lost their node`, "AttemptsExhausted");
+}
