@@ -12,6 +12,7 @@ import type { GatewayMetrics } from "../metrics.ts";
 import { anthropicRoutes } from "./anthropic/routes.ts";
 import { ApiError, sendError } from "./errors.ts";
 import { forward } from "./forward.ts";
+import { jsonBody } from "./json-body.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
 import { serveClientOpenApi } from "./openapi.ts";
@@ -27,7 +28,7 @@ export interface ClientApiDeps {
   registry: Registry;
   usage: UsageRecorder;
   metrics: GatewayMetrics;
-  bodyLimit: string;
+  bodyLimitBytes: number;
   /** The job routes need the store and Temporal; without them they are not served. */
   jobs?: JobsDeps;
 }
@@ -49,7 +50,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   // The API's description needs no key: Swagger UI and code generators read it first.
   app.get("/v1/openapi.json", serveClientOpenApi);
   app.use("/docs/api", swaggerUi("/v1/openapi.json"));
-  app.use("/v1", express.json({ limit: deps.bodyLimit }));
+  app.use("/v1", jsonBody(deps.bodyLimitBytes));
   app.use("/v1", (req: Authed, _res, next) => {
     const key = keyFromHeaders(req.headers);
     if (!key) return next(new ApiError("authentication", "no API key: send it as `Authorization: Bearer <key>` or `x-api-key`", { code: "missing_api_key" }));

@@ -12,7 +12,7 @@ import { swaggerUiDir } from "../../gateway/client-api/swagger-ui.ts";
 type Doc = { openapi: string; paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: { $ref?: string } }> } }>>; components: { schemas: Record<string, unknown> } };
 
 /** Every route is mounted at construction; none of these deps is used until a request arrives. */
-const app = () => clientApi({ bodyLimit: "1mb", jobs: {} } as unknown as ClientApiDeps);
+const app = () => clientApi({ bodyLimitBytes: 1024 * 1024, jobs: {} } as unknown as ClientApiDeps);
 
 describe("the client API's OpenAPI document", () => {
   const doc = clientOpenApi() as Doc;
