@@ -1,5 +1,6 @@
 // Nodes as operations see them: cordons, what runs where, and the fleet watch's look at the fleet
 // (lost nodes, dead engines, engines nobody wants).
+import { Context } from "@temporalio/activity";
 import { agentAt, type ActivityDeps } from "./deps.ts";
 import { announce } from "./router-feed.ts";
 
@@ -31,9 +32,12 @@ export function nodeActivities(deps: ActivityDeps) {
       const nodes = await deps.db.node.findMany({ include: { replicas: { include: { version: true } } } });
       const now = Date.now();
       const out: FleetCheck = { lost: [], died: [], reaped: 0, fresh: [] };
+      // A retried check follows a failed one, most often the store being away: heartbeats could
+      // not be recorded meanwhile, so every node looks unheard. Judge lost nodes next round.
+      const afterFailure = Context.current().info.attempt > 1;
       for (const n of nodes) {
         if (now - n.lastSeen.getTime() > input.lostMs) {
-          if (n.replicas.length) out.lost.push({ nodeId: n.id, models: [...new Set(n.replicas.map((r) => r.modelName))] });
+          if (n.replicas.length && !afterFailure) out.lost.push({ nodeId: n.id, models: [...new Set(n.replicas.map((r) => r.modelName))] });
           continue;
         }
         out.fresh.push(n.id);

@@ -15,6 +15,8 @@ import { agentProto, hasClusterToken, UNAUTHENTICATED, type AgentHandlers, type 
 import { readOrCreateSecret } from "../common/secrets.ts";
 import { inventory, parseLabels } from "./discovery/inventory.ts";
 import { ReplicaError, Supervisor } from "./supervisor/replicas.ts";
+import { resolveEngineUser } from "./supervisor/engine-user.ts";
+import { startMemoryReadMeter } from "./discovery/memory-read.ts";
 import { FetchError } from "./fetch/errors.ts";
 import { followLog } from "./supervisor/log-follow.ts";
 import { Fetcher } from "./fetch/fetcher.ts";
@@ -55,6 +57,8 @@ export interface AgentOptions {
   slurm: boolean;
   /** The trainer this node runs: "lora" or the GPU-less "standin". */
   trainer: string;
+  /** The user engines run as (LLMGW_ENGINE_USER); undefined: the agent's own. */
+  engineUser: string | undefined;
 }
 
 export interface RunningAgent {
@@ -86,6 +90,7 @@ function defaults(): AgentOptions {
     repoRoot: REPO_ROOT,
     slurm: c.LLMGW_SLURM_ENABLED === "1",
     trainer: c.LLMGW_TRAINER,
+    engineUser: c.LLMGW_ENGINE_USER,
   };
 }
 
@@ -123,6 +128,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   const dataDir = path.resolve(o.dataDir);
   fs.mkdirSync(dataDir, { recursive: true });
   const token = clusterToken(dataDir, o.clusterToken);
+  const engineUser = resolveEngineUser(o.engineUser);
   const version = agentVersion(o.repoRoot);
 
   const server = new grpc.Server();
@@ -139,6 +145,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       portMax: o.enginePortMax,
       repoRoot: o.repoRoot,
       urlHost: hostOf(address),
+      engineUser,
     });
     await supervisor.adoptExisting();
   } catch (err) {
@@ -146,7 +153,8 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     throw err;
   }
 
-  const fetcher = new Fetcher(path.join(dataDir, "weights"));
+  const memoryRead = startMemoryReadMeter();
+  const fetcher = new Fetcher(path.join(dataDir, "weights"), engineUser?.gid ?? null);
   const metrics = new AgentMetrics(() => supervisor.list());
   let metricsServer: MetricsServer | null = null;
   if (o.metricsPort !== null) {
@@ -161,7 +169,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   const trainers = new Trainers({ dir: path.join(dataDir, "agent", o.nodeId, "train"), repoRoot: o.repoRoot, trainer: o.trainer });
   const describe = async (): Promise<NodeInfo> => {
     const [node, slurmStatus] = await Promise.all([
-      inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version }),
+      inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version, memoryReadGbps: memoryRead.best() }),
       slurm?.describe(),
     ]);
     return slurmStatus ? { ...node, slurm: slurmStatus } : node;
@@ -260,6 +268,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     close() {
       closing ??= (async () => {
         control?.close();
+        memoryRead.stop();
         await metricsServer?.close();
         await new Promise<void>((resolve) => {
           const force = setTimeout(() => {

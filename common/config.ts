@@ -40,6 +40,8 @@ const schema = z.object({
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
+  /** The unprivileged user engines run as (the agent must then run as root); unset: the agent's own. */
+  LLMGW_ENGINE_USER: z.string().optional(),
   LLMGW_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
   // Slurm beside llmgw: whether it is used, its controller (host[:port], for status), the partition
   // lent nodes serve in, and which llmgw nodes may be lent ("*" every one, else a comma list).

@@ -24,3 +24,17 @@ export const usageEvent = z.object({
 export type UsageEvent = z.infer<typeof usageEvent>;
 
 export const usageBatch = z.object({ events: z.array(usageEvent) });
+
+/**
+ * How a batch that failed to write (the store away) is retried: doubling from half a second up to
+ * a cap, so the ledger catches up soon after an outage of any length. Named, not BullMQ's
+ * `exponential` (uncapped: its 20th retry would wait six days); the usage worker computes it.
+ */
+export const USAGE_BACKOFF = { type: "usage-capped", delay: 500 } as const;
+export const USAGE_BACKOFF_MAX_MS = 30_000;
+/** Enough capped retries for about eight hours of store outage before a batch waits in `failed`. */
+export const USAGE_ATTEMPTS = 1000;
+
+export function usageBackoffMs(attemptsMade: number): number {
+  return Math.min(USAGE_BACKOFF.delay * 2 ** Math.max(0, attemptsMade - 1), USAGE_BACKOFF_MAX_MS);
+}

@@ -11,6 +11,7 @@ import { pricesCommand } from "./prices.ts";
 import { usageCommand } from "./usage.ts";
 import { slurmCommand } from "./slurm.ts";
 import { trainCommand } from "./train.ts";
+import { requestCommand } from "./request.ts";
 
 const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   model: modelCommand,
@@ -26,6 +27,7 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   audit: auditCommand,
   slurm: slurmCommand,
   train: trainCommand,
+  request: requestCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -43,6 +45,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE]
+  request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

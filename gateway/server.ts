@@ -85,7 +85,7 @@ export async function startGateway(): Promise<Gateway> {
   const temporal = await temporalClient();
 
   const client = await listen(clientApi({ keys, limits, registry, usage, metrics, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE } }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
-  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
+  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -1,11 +1,12 @@
 // The usage worker: takes batches of usage events off BullMQ and writes them to the ledger.
-// createMany with skipDuplicates on the event id makes a redelivered batch harmless.
+// createMany with skipDuplicates on the event id makes a redelivered batch harmless, so a batch is
+// retried for as long as the store is away and re-run however often this worker dies mid-batch.
 import { Queue, Worker } from "bullmq";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
-import { USAGE_QUEUE, usageBatch } from "../common/usage-event.ts";
+import { USAGE_QUEUE, usageBackoffMs, usageBatch } from "../common/usage-event.ts";
 import type { WorkerMetrics } from "./metrics.ts";
 
 export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): Promise<void> }> {
@@ -24,7 +25,14 @@ export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: P
       metrics?.batchWritten(res.count, Math.min(...events.map((e) => Date.parse(e.at))));
       return { written: res.count, received: events.length };
     },
-    { connection, concurrency: 4 },
+    {
+      connection,
+      concurrency: 4,
+      settings: { backoffStrategy: (attemptsMade: number) => usageBackoffMs(attemptsMade) },
+      // A batch whose worker died (killed, lost its lock) goes back to waiting, not to `failed`
+      // after its first stall: writing it again is harmless.
+      maxStalledCount: 1000,
+    },
   );
   // Its job counts only (the metrics); the gateways add the jobs.
   const queue = new Queue(USAGE_QUEUE, { connection });

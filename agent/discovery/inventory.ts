@@ -1,5 +1,5 @@
-// What this node has: CPUs, memory, free disk under the data directory, GPUs (from nvidia-smi when
-// it is installed), labels. Describe answers with it and every heartbeat carries it.
+// What this node has: CPUs, memory (and its measured read rate), free disk under the data directory,
+// GPUs (from nvidia-smi when it is installed, with their MIG devices), labels. Describe answers with it and every heartbeat carries it.
 import { execFile } from "node:child_process";
 import fs from "node:fs/promises";
 import os from "node:os";
@@ -16,20 +16,35 @@ export const GPU_QUERY_COLUMNS = [
   "memory.used",
   "compute_cap",
   "driver_version",
+  "temperature.gpu",
+  "power.draw",
+  "power.limit",
+  "utilization.gpu",
+  "pcie.link.gen.current",
+  "pcie.link.gen.max",
+  "pcie.link.width.current",
+  "pcie.link.width.max",
 ] as const;
 export type GpuColumn = (typeof GPU_QUERY_COLUMNS)[number];
-const LEGACY_COLUMNS: readonly GpuColumn[] = GPU_QUERY_COLUMNS.filter((c) => c !== "compute_cap");
+export const LEGACY_COLUMNS: readonly GpuColumn[] = GPU_QUERY_COLUMNS.filter((c) => c !== "compute_cap");
 
 export type ParsedGpu = Gpu__Output;
+export type MigInstance = ParsedGpu["mig"][number];
 
 /** "[N/A]", "[Not Supported]", "N/A" and the empty string mean "unknown". */
 function unknown(v: string): boolean {
-  return v === "" || /^\[?(n\/a|not supported|unknown error|insufficient permissions)\]?$/i.test(v);
+  return v === "" || /^\[?(n\/a|not supported|unknown error|insufficient permissions|gpu requires reset)\]?$/i.test(v);
 }
 
 function int(v: string): number {
   if (unknown(v)) return 0;
   const n = Number.parseInt(v, 10);
+  return Number.isFinite(n) ? n : 0;
+}
+
+function num(v: string): number {
+  if (unknown(v)) return 0;
+  const n = Number.parseFloat(v);
   return Number.isFinite(n) ? n : 0;
 }
 
@@ -64,9 +79,44 @@ export function parseNvidiaSmiCsv(csv: string, columns: readonly GpuColumn[] = G
       memoryUsedMib: int(get("memory.used")),
       computeCapability: get("compute_cap"),
       driverVersion: get("driver_version"),
+      temperatureC: int(get("temperature.gpu")),
+      powerDrawW: num(get("power.draw")),
+      powerLimitW: num(get("power.limit")),
+      utilizationPct: int(get("utilization.gpu")),
+      pcieGenCurrent: int(get("pcie.link.gen.current")),
+      pcieGenMax: int(get("pcie.link.gen.max")),
+      pcieWidthCurrent: int(get("pcie.link.width.current")),
+      pcieWidthMax: int(get("pcie.link.width.max")),
+      mig: [],
     });
   }
   return out;
+}
+
+/**
+ * Parses `nvidia-smi -L`: MIG devices by the UUID of the GPU they are carved from. Pure.
+ *   GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)
+ *     MIG 3g.40gb     Device  0: (UUID: MIG-...)
+ */
+export function parseMigList(text: string): Map<string, MigInstance[]> {
+  const out = new Map<string, MigInstance[]>();
+  let gpu: MigInstance[] | undefined;
+  for (const line of text.split(/\r?\n/)) {
+    const g = /^GPU \d+: .*\(UUID: (GPU-[^)\s]+)\)/.exec(line);
+    if (g) {
+      gpu = [];
+      out.set(g[1]!, gpu);
+      continue;
+    }
+    const m = /^\s+MIG (\S+)\s+Device\s+(\d+): \(UUID: (MIG-[^)\s]+)\)/.exec(line);
+    if (m && gpu) gpu.push({ profile: m[1]!, device: Number(m[2]), uuid: m[3]! });
+  }
+  return out;
+}
+
+/** The GPUs with their MIG devices attached. */
+export function withMig(gpus: ParsedGpu[], mig: Map<string, MigInstance[]>): ParsedGpu[] {
+  return gpus.map((g) => ({ ...g, mig: mig.get(g.uuid) ?? [] }));
 }
 
 /** Parses LLMGW_NODE_LABELS, `k=v,k=v`. Throws with the variable's name on a malformed entry. */
@@ -84,10 +134,10 @@ export function parseLabels(text: string | undefined): Record<string, string> {
   return labels;
 }
 
-function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
+export function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: string; stderr: string }> {
   return new Promise((resolve, reject) => {
     execFile(cmd, args, { timeout: timeoutMs, maxBuffer: 1 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(Object.assign(err, { stderr: String(stderr) }));
+      if (err) reject(Object.assign(err, { stdout: String(stdout), stderr: String(stderr) }));
       else resolve({ stdout: String(stdout), stderr: String(stderr) });
     });
   });
@@ -95,12 +145,10 @@ function run(cmd: string, args: string[], timeoutMs: number): Promise<{ stdout: 
 
 // A node without nvidia-smi does not grow one: remember that for a minute rather than spawning a
 // process on every heartbeat.
-let absentUntil = 0;
+const absentUntil = new Map<string, number>();
 let warned = false;
 
-/** GPUs seen by nvidia-smi; an empty list when it is absent or fails, never an error. */
-export async function discoverGpus(nvidiaSmi = process.env.LLMGW_NVIDIA_SMI ?? "nvidia-smi"): Promise<ParsedGpu[]> {
-  if (Date.now() < absentUntil) return [];
+async function queryGpus(nvidiaSmi: string): Promise<ParsedGpu[]> {
   const query = (cols: readonly GpuColumn[]) =>
     run(nvidiaSmi, [`--query-gpu=${cols.join(",")}`, "--format=csv,noheader,nounits"], 5000);
   try {
@@ -108,20 +156,35 @@ export async function discoverGpus(nvidiaSmi = process.env.LLMGW_NVIDIA_SMI ?? "
     return parseNvidiaSmiCsv(stdout, GPU_QUERY_COLUMNS);
   } catch (err) {
     const e = err as NodeJS.ErrnoException & { stderr?: string; stdout?: string };
+    // Drivers before ~510 answer 'Field "compute_cap" is not a valid field to query.' (the error's
+    // message holds the command line, which names compute_cap anyway: look at the output only).
+    const said = `${e.stdout ?? ""}${e.stderr ?? ""}`;
+    if (e.code === "ENOENT" || !/compute_cap"? is not a valid field/i.test(said)) throw err;
+    const { stdout } = await query(LEGACY_COLUMNS);
+    return parseNvidiaSmiCsv(stdout, LEGACY_COLUMNS);
+  }
+}
+
+/** MIG devices; an empty map when `-L` fails (MIG is extra, not worth losing the GPUs over). */
+async function queryMig(nvidiaSmi: string): Promise<Map<string, MigInstance[]>> {
+  try {
+    return parseMigList((await run(nvidiaSmi, ["-L"], 5000)).stdout);
+  } catch {
+    return new Map();
+  }
+}
+
+/** GPUs seen by nvidia-smi; an empty list when it is absent or fails, never an error. */
+export async function discoverGpus(nvidiaSmi = process.env.LLMGW_NVIDIA_SMI ?? "nvidia-smi"): Promise<ParsedGpu[]> {
+  if (Date.now() < (absentUntil.get(nvidiaSmi) ?? 0)) return [];
+  try {
+    const gpus = await queryGpus(nvidiaSmi);
+    return gpus.length > 0 ? withMig(gpus, await queryMig(nvidiaSmi)) : gpus;
+  } catch (err) {
+    const e = err as NodeJS.ErrnoException;
     if (e.code === "ENOENT") {
-      absentUntil = Date.now() + 60_000;
+      absentUntil.set(nvidiaSmi, Date.now() + 60_000);
       return [];
-    }
-    const said = `${e.stdout ?? ""}${e.stderr ?? ""}${e.message}`;
-    if (/compute_cap/i.test(said)) {
-      try {
-        const { stdout } = await query(LEGACY_COLUMNS);
-        return parseNvidiaSmiCsv(stdout, LEGACY_COLUMNS);
-      } catch (err2) {
-        if (!warned) log.warn("nvidia-smi failed; reporting no GPUs", { err: err2 as Error });
-        warned = true;
-        return [];
-      }
     }
     if (!warned) log.warn("nvidia-smi failed; reporting no GPUs", { err: e });
     warned = true;
@@ -145,6 +208,8 @@ export interface InventoryInput {
   dataDir: string;
   labels: Record<string, string>;
   agentVersion: string;
+  /** The best memory read rate measured so far (GB/s); 0 while none is. */
+  memoryReadGbps?: number;
 }
 
 export async function inventory(input: InventoryInput): Promise<NodeInfo> {
@@ -160,5 +225,6 @@ export async function inventory(input: InventoryInput): Promise<NodeInfo> {
     gpus,
     labels: { ...input.labels },
     agentVersion: input.agentVersion,
+    memoryReadGbps: input.memoryReadGbps ?? 0,
   };
 }

@@ -8,7 +8,7 @@
 // Run as a script:
 //   node --import tsx agent/engines/sim-server.ts --port 18001 --model sim-chat [--ttft-ms 0]
 //     [--tokens-per-second 0] [--slots 64] [--load-delay-ms 0] [--max-tokens-default 16]
-//     [--context-length 4096] [--api-key-env NAME] [--host 0.0.0.0]
+//     [--context-length 4096] [--api-key-env NAME] [--host 0.0.0.0] [--prefix-cache-ttft-ms N]
 // Every flag also reads SIM_<NAME> from the environment (SIM_TTFT_MS, ...) when absent.
 import http from "node:http";
 import { realpathSync } from "node:fs";
@@ -18,6 +18,9 @@ import { performance } from "node:perf_hooks";
 import type { AddressInfo } from "node:net";
 import { z } from "zod";
 import { log, setLogProcess } from "../../common/logging.ts";
+import { sampleJsonObject, sampleObject, sampleValue } from "./sim-json.ts";
+import { chatLogprobs, chatTokenLogprob, completionLogprobs } from "./sim-logprobs.ts";
+import { PrefixCache, promptPrefix, type PromptPrefix } from "./sim-prefix-cache.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -28,6 +31,8 @@ export const simSettingsSchema = z
     host: z.string().min(1).default("0.0.0.0"),
     model: z.string().min(1),
     ttftMs: z.coerce.number().finite().min(0).max(600_000).default(0),
+    /** Models a prefix cache (sim-prefix-cache.ts): a prompt whose beginning was served recently gets this TTFT instead of ttftMs. */
+    prefixCacheTtftMs: z.coerce.number().finite().min(0).max(600_000).optional(),
     tokensPerSecond: z.coerce.number().finite().min(0).max(1_000_000).default(0),
     slots: z.coerce.number().int().min(1).max(100_000).default(64),
     loadDelayMs: z.coerce.number().finite().min(0).max(86_400_000).default(0),
@@ -53,6 +58,7 @@ export const SIM_FLAGS: Readonly<Record<string, { key: keyof SimSettings; env: s
   "--host": { key: "host", env: "SIM_HOST" },
   "--model": { key: "model", env: "SIM_MODEL" },
   "--ttft-ms": { key: "ttftMs", env: "SIM_TTFT_MS" },
+  "--prefix-cache-ttft-ms": { key: "prefixCacheTtftMs", env: "SIM_PREFIX_CACHE_TTFT_MS" },
   "--tokens-per-second": { key: "tokensPerSecond", env: "SIM_TOKENS_PER_SECOND" },
   "--slots": { key: "slots", env: "SIM_SLOTS" },
   "--load-delay-ms": { key: "loadDelayMs", env: "SIM_LOAD_DELAY_MS" },
@@ -238,39 +244,53 @@ function reasoningPieces(promptHash: number, seed: number, choice: number): stri
   return out;
 }
 
-/** A deterministic value of a JSON-schema type, for filling a tool's required arguments. */
-function sampleValue(schema: unknown, name: string): unknown {
-  const t = schema !== null && typeof schema === "object" ? (schema as { type?: unknown; enum?: unknown }) : {};
-  if (Array.isArray(t.enum) && t.enum.length > 0) return t.enum[0];
-  switch (Array.isArray(t.type) ? t.type[0] : t.type) {
-    case "integer":
-    case "number":
-      return 42;
-    case "boolean":
-      return true;
-    case "array":
-      return [];
-    case "object":
-      return sampleArguments(schema);
-    default:
-      return `sim-${name}`;
-  }
-}
-
-function sampleArguments(schema: unknown): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  if (schema === null || typeof schema !== "object") return out;
-  const { properties, required } = schema as { properties?: Record<string, unknown>; required?: unknown };
-  if (!Array.isArray(required)) return out;
-  for (const r of required) if (typeof r === "string") out[r] = sampleValue(properties?.[r], r);
-  return out;
-}
-
-/** A tool call's arguments cut in pieces of 8 characters, streamed one piece per token. */
-function toolChoice(tool: ToolCall, args: string): Choice {
+/** JSON (a tool call's arguments, a structured answer) cut in pieces of 8 characters, one per token. */
+function jsonPieces(json: string): string[] {
   const pieces: string[] = [];
-  for (let i = 0; i < args.length; i += 8) pieces.push(args.slice(i, i + 8));
-  return { pieces, text: args, finish: "tool_calls", stopReason: null, reasoning: NO_REASONING, tool };
+  for (let i = 0; i < json.length; i += 8) pieces.push(json.slice(i, i + 8));
+  return pieces;
+}
+
+function toolChoice(tool: ToolCall, args: string): Choice {
+  return { pieces: jsonPieces(args), text: args, finish: "tool_calls", stopReason: null, reasoning: NO_REASONING, tool };
+}
+
+/** Where token `k` starts in the answer's text. */
+function offsetOf(pieces: readonly string[], k: number): number {
+  let n = 0;
+  for (let i = 0; i < k; i++) n += (pieces[i] as string).length;
+  return n;
+}
+
+/**
+ * The JSON a chat request's response_format asks for, fixed by the prompt: a small object for
+ * json_object, a value valid against the schema for json_schema; null for text (or none).
+ */
+function responseFormat(rf: unknown, promptHash: number): string | null {
+  if (rf === undefined || rf === null) return null;
+  const f = rf as { type?: unknown; json_schema?: { schema?: unknown } | null };
+  if (typeof rf !== "object" || typeof f.type !== "string") throw new BadRequest("response_format must be an object with a type", "response_format");
+  if (f.type === "text") return null;
+  // A json_schema without a schema (OpenAI's is optional) asks for any JSON: a small object.
+  if (f.type === "json_object" || (f.type === "json_schema" && f.json_schema?.schema === undefined)) {
+    const rnd = prng(promptHash);
+    return sampleJsonObject([VOCAB[rnd() % VOCAB_N] as string, VOCAB[rnd() % VOCAB_N] as string], promptHash);
+  }
+  if (f.type === "json_schema") {
+    const schema = f.json_schema?.schema;
+    if (schema === null || typeof schema !== "object" || Array.isArray(schema))
+      throw new BadRequest("response_format.json_schema.schema must be a JSON schema object", "response_format.json_schema.schema");
+    return JSON.stringify(sampleValue(schema, "value"));
+  }
+  throw new BadRequest("response_format.type must be text, json_object or json_schema", "response_format.type");
+}
+
+/** A structured answer (response_format); cut at `limit` tokens like any answer, then no longer valid JSON. */
+function structuredChoice(json: string, limit: number): Choice {
+  const pieces = jsonPieces(json);
+  if (pieces.length <= limit) return { pieces, text: json, finish: "stop", stopReason: null, reasoning: NO_REASONING, tool: null };
+  pieces.length = limit;
+  return { pieces, text: pieces.join(""), finish: "length", stopReason: null, reasoning: NO_REASONING, tool: null };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -361,8 +381,11 @@ interface GenRequest {
   echo: string[] | null; // completions with echo: the prompt texts
   tool: { name: string; args: string } | null; // chat: answer with a call of this tool
   reasoning: boolean; // chat: think first
+  structured: string | null; // chat: the JSON a response_format asks for
+  logprobs: number; // top alternatives per token when logprobs were asked for; -1: not asked
   requestId: string | undefined;
   arrival: number; // performance.now() ms
+  prefix: PromptPrefix | null; // null unless the prefix cache is modelled
 }
 
 function asInt(v: unknown, name: string, min: number, max: number): number | undefined {
@@ -431,6 +454,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
   const expectedAuth = apiKey ? `Bearer ${apiKey}` : null;
   const instant = s.ttftMs === 0 && s.tokensPerSecond === 0;
   const tokenMs = s.tokensPerSecond > 0 ? 1000 / s.tokensPerSecond : 0;
+  // Only on the timed path: an instant sim has no first-token time to shorten.
+  const prefixCache = s.prefixCacheTtftMs !== undefined && !instant ? new PrefixCache() : null;
   const TICK_MIN_MS = 4; // fast token rates are emitted in batches, at most one timer per 4 ms
   const created = Math.floor(Date.now() / 1000);
   const servedJson = JSON.stringify(s.model);
@@ -512,6 +537,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     let echo: string[] | null = null;
     let tool: GenRequest["tool"] = null;
     let reasoning = false;
+    let structured: string | null = null;
+    let logprobs = -1;
     if (kind === "chat") {
       const messages = body.messages;
       if (!Array.isArray(messages) || messages.length === 0)
@@ -531,6 +558,12 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       const ctk = body.chat_template_kwargs as { enable_thinking?: unknown } | null | undefined;
       const asked = ctk !== null && typeof ctk === "object" ? ctk.enable_thinking : undefined;
       reasoning = typeof asked === "boolean" ? asked : s.reasoning;
+      structured = responseFormat(body.response_format, promptHash);
+      if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean")
+        throw new BadRequest("logprobs must be a boolean", "logprobs");
+      const top = asInt(body.top_logprobs, "top_logprobs", 0, 20);
+      if (top !== undefined && body.logprobs !== true) throw new BadRequest("top_logprobs needs logprobs set to true", "top_logprobs");
+      if (body.logprobs === true) logprobs = top ?? 0;
     } else {
       const p = body.prompt;
       const prompts: (string | number[])[] = [];
@@ -550,6 +583,7 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
         } else throw new BadRequest("prompt must be a string, an array of strings, or token arrays", "prompt");
       }
       if (body.echo === true) echo = prompts.map((q) => (typeof q === "string" ? q : ""));
+      logprobs = asInt(body.logprobs, "logprobs", 0, 5) ?? -1;
     }
     if (body.model !== undefined && body.model !== null && typeof body.model !== "string")
       throw new BadRequest("model must be a string", "model");
@@ -568,7 +602,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
           `Please reduce the length of the messages or completion.`,
         asked !== undefined ? "max_tokens" : "messages",
       );
-    const limit = asked ?? Math.min(s.maxTokensDefault, room);
+    // A structured answer ends where its JSON does, as guided decoding's does: no short default cuts it.
+    const limit = asked ?? (structured !== null ? room : Math.min(s.maxTokensDefault, room));
     const seedV = body.seed;
     if (seedV !== undefined && seedV !== null && (typeof seedV !== "number" || !Number.isInteger(seedV)))
       throw new BadRequest("seed must be an integer", "seed");
@@ -591,8 +626,11 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       echo,
       tool,
       reasoning,
+      structured,
+      logprobs,
       requestId: reqId,
       arrival,
+      prefix: prefixCache === null ? null : promptPrefix(body, promptTokens.reduce((a, b) => a + b, 0)),
     };
   }
 
@@ -608,7 +646,7 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     const fn = typeof named === "string" ? fns.find((f) => f?.name === named) : fns[0];
     if (!fn || typeof fn.name !== "string")
       throw new BadRequest(typeof named === "string" ? `tool_choice names an unknown tool '${named}'` : "tools[0].function.name must be a string", "tools");
-    return { name: fn.name, args: JSON.stringify(sampleArguments(fn.parameters)) };
+    return { name: fn.name, args: JSON.stringify(sampleObject(fn.parameters)) };
   }
 
   // --- Generation and writing ----------------------------------------------------------------
@@ -618,7 +656,12 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     for (let p = 0; p < g.promptTokens.length; p++) {
       const h = p === 0 ? g.promptHash : mixSeed(g.promptHash, p, 0x5eed);
       for (let i = 0; i < g.n; i++) {
-        const c = g.tool !== null ? toolChoice({ id: `call_${(h ^ i).toString(16)}`, name: g.tool.name }, g.tool.args) : generate(h, g.seed, i, g.limit, g.stops);
+        const c =
+          g.tool !== null
+            ? toolChoice({ id: `call_${(h ^ i).toString(16)}`, name: g.tool.name }, g.tool.args)
+            : g.structured !== null
+              ? structuredChoice(g.structured, g.limit)
+              : generate(h, g.seed, i, g.limit, g.stops);
         if (g.reasoning) c.reasoning = reasoningPieces(h, g.seed, i);
         out.push(c);
       }
@@ -648,10 +691,11 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
           c.tool === null ? "" : JSON.stringify({ id: c.tool.id, type: "function", function: { name: c.tool.name, arguments: c.text } });
         cs +=
           `{"index":${i},"message":{"role":"assistant","content":${content},"reasoning_content":${reasoning},"refusal":null,"tool_calls":[${calls}]},` +
-          `"logprobs":null,"finish_reason":"${c.finish}","stop_reason":${sr}}`;
+          `"logprobs":${g.logprobs < 0 || c.tool !== null ? "null" : chatLogprobs(c.pieces, 0, g.logprobs, VOCAB)},"finish_reason":"${c.finish}","stop_reason":${sr}}`;
       } else {
-        const text = g.echo !== null ? (g.echo[Math.floor(i / g.n)] ?? "") + c.text : c.text;
-        cs += `{"index":${i},"text":${JSON.stringify(text)},"logprobs":null,"finish_reason":"${c.finish}","stop_reason":${sr}}`;
+        const echoed = g.echo !== null ? (g.echo[Math.floor(i / g.n)] ?? "") : "";
+        const lp = g.logprobs < 0 ? "null" : completionLogprobs(c.pieces, 0, echoed.length, g.logprobs, VOCAB);
+        cs += `{"index":${i},"text":${JSON.stringify(echoed + c.text)},"logprobs":${lp},"finish_reason":"${c.finish}","stop_reason":${sr}}`;
       }
     }
     const object = g.kind === "chat" ? "chat.completion" : "text_completion";
@@ -694,9 +738,11 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
                 : k === 0
                   ? `{"tool_calls":[{"index":0,"id":"${c.tool.id}","type":"function","function":{"name":${JSON.stringify(c.tool.name)},"arguments":${JSON.stringify(piece)}}}]}`
                   : `{"tool_calls":[{"index":0,"function":{"arguments":${JSON.stringify(piece)}}}]}`;
-          out += `${head}{"index":${i},"delta":${delta},"logprobs":null,"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
+          const lp = g.logprobs < 0 || k < 0 || c.tool !== null || c.pieces.length === 0 ? "null" : `{"content":[${chatTokenLogprob(piece, k, g.logprobs, VOCAB)}]}`;
+          out += `${head}{"index":${i},"delta":${delta},"logprobs":${lp},"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
         } else {
-          out += `${head}{"index":${i},"text":${JSON.stringify(piece)},"logprobs":null,"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
+          const lp = g.logprobs < 0 || c.pieces.length === 0 ? "null" : completionLogprobs([c.pieces[k] as string], k, (g.echo?.[Math.floor(i / g.n)]?.length ?? 0) + offsetOf(c.pieces, k), g.logprobs, VOCAB);
+          out += `${head}{"index":${i},"text":${JSON.stringify(piece)},"logprobs":${lp},"finish_reason":${fin},"stop_reason":${sr}}${tail}`;
         }
       }
     }
@@ -789,11 +835,12 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     job.maxPieces = maxPiecesOf(job.choices);
     const total = Math.max(1, job.maxPieces);
     const startedAt = performance.now();
+    const ttftMs = prefixCache !== null && g.prefix !== null && prefixCache.lookup(g.prefix, startedAt) ? s.prefixCacheTtftMs! : s.ttftMs;
     if (!g.stream) {
-      const delay = s.ttftMs + (total - 1) * tokenMs;
+      const delay = ttftMs + (total - 1) * tokenMs;
       job.timer = setTimeout(() => {
         job.timer = null;
-        job.firstAt = startedAt + s.ttftMs;
+        job.firstAt = startedAt + ttftMs;
         if (job.done) return;
         send(job.res, 200, fullBody(g, job.id, job.choices), g.requestId);
         job.emitted = total;
@@ -822,8 +869,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       const nextAt = job.firstAt + job.emitted * tokenMs;
       job.timer = setTimeout(tick, Math.max(TICK_MIN_MS, nextAt - performance.now()));
     };
-    if (s.ttftMs === 0) tick();
-    else job.timer = setTimeout(tick, s.ttftMs);
+    if (ttftMs === 0) tick();
+    else job.timer = setTimeout(tick, ttftMs);
   }
 
   function pump(): void {
@@ -977,6 +1024,10 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
     gauge("vllm:gpu_cache_usage_perc", "GPU KV-cache usage. 1 means 100 percent usage.", usage);
     counter("vllm:prompt_tokens_total", "Number of prefill tokens processed.", promptTokensTotal);
     counter("vllm:generation_tokens_total", "Number of generation tokens processed.", generationTokensTotal);
+    if (prefixCache !== null) {
+      counter("vllm:prefix_cache_queries_total", "Prefix cache queries, in terms of number of queried tokens.", prefixCache.queriedTokens);
+      counter("vllm:prefix_cache_hits_total", "Prefix cache hits, in terms of number of cached tokens.", prefixCache.hitTokens);
+    }
     out.push(
       "# HELP vllm:request_success_total Count of successfully processed requests.\n" +
         "# TYPE vllm:request_success_total counter\n",

@@ -14,6 +14,7 @@ import { FetchError } from "./errors.ts";
 import { checkLocal } from "./local.ts";
 import { COMPLETE_MARKER, parseManifest } from "./manifest.ts";
 import { refusePickles } from "./pickle.ts";
+import { shareRead } from "./share.ts";
 import { progressReporter } from "./progress.ts";
 import { classifySource } from "./sources.ts";
 import { isHttpUrl, readSmall } from "./transport.ts";
@@ -28,7 +29,15 @@ export const fetchRequestSchema = z.object({
 export type FetchRequestInput = z.input<typeof fetchRequestSchema>;
 
 export class Fetcher {
-  constructor(private readonly weightsDir: string) {}
+  /** `readerGid`: the engine user's group, given read access to what is fetched; null: none. */
+  constructor(
+    private readonly weightsDir: string,
+    private readonly readerGid: number | null = null,
+  ) {}
+
+  private share(target: string): void {
+    if (this.readerGid !== null) shareRead(this.weightsDir, target, this.readerGid);
+  }
 
   /** Streams progress to `emit`; the last message is done, with the path the engine loads. */
   async fetch(input: FetchRequestInput, emit: (p: FetchProgress) => void): Promise<void> {
@@ -56,6 +65,7 @@ export class Fetcher {
           progress.update(bytes, total);
         });
         const size = fs.statSync(dest).size;
+        this.share(dest);
         return progress.done(dest, size, last.total || size);
       }
       case "set":
@@ -81,7 +91,10 @@ export class Fetcher {
     const dir = path.join(this.weightsDir, "sets", digest);
     const total = manifest.files.reduce((n, f) => n + f.size, 0);
     const marker = path.join(dir, COMPLETE_MARKER);
-    if (fs.existsSync(marker)) return progress.done(dir, total, total);
+    if (fs.existsSync(marker)) {
+      this.share(dir); // fetched before an engine user was configured, perhaps
+      return progress.done(dir, total, total);
+    }
 
     let before = 0; // bytes of the files already done
     for (const f of manifest.files) {
@@ -91,6 +104,7 @@ export class Fetcher {
       progress.update(before, total);
     }
     fs.writeFileSync(marker, JSON.stringify({ completedAt: new Date().toISOString(), files: manifest.files }) + "\n", { mode: 0o600 });
+    this.share(dir);
     progress.done(dir, total, total);
   }
 }

@@ -4,9 +4,12 @@
 //
 //   <dir>/replicas/<id>.json   the record, written (temp + rename) before StartReplica answers
 //   <dir>/logs/<id>.log        the engine's stdout and stderr, mode 0600
+//   <dir>/data/<id>/           the engine's own directory (its HOME when it runs as the engine user)
 //
-// States: STARTING until the engine's health path answers 200 (polled every 250 ms), then READY;
-// EXITED with its exit code once the process is gone.
+// With an engine user (LLMGW_ENGINE_USER) engines run as that user, owning their log and directory.
+// States: STARTING until the engine's health path answers 200 (polled every 250 ms) and, on a node
+// with GPUs, the engine's process group holds each of its GPUs; then READY; EXITED with its exit
+// code once the process is gone.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -19,6 +22,8 @@ import { log } from "../../common/logging.ts";
 import type { EngineAdapter } from "../engines/adapter.ts";
 import { ENGINES } from "../engines/registry.ts";
 import { LOG_CAP_BYTES, LOG_CAP_CHECK_MS, watchLogCap } from "./log-cap.ts";
+import { giveTo, type EngineUser } from "./engine-user.ts";
+import { onItsGpus } from "./gpu-presence.ts";
 
 export type { EngineAdapter } from "../engines/adapter.ts";
 export { ENGINES } from "../engines/registry.ts";
@@ -83,6 +88,10 @@ export interface SupervisorOptions {
   /** An engine log past this many bytes is emptied (checked every logCapCheckMs). */
   logCapBytes?: number;
   logCapCheckMs?: number;
+  /** Engines run as this user (resolveEngineUser); null or absent: as the agent's own. */
+  engineUser?: EngineUser | null;
+  /** Whether the engine (process group `pgid`) shows up on its GPUs; default asks nvidia-smi. */
+  onGpus?: (pgid: number, gpus: readonly number[]) => Promise<boolean>;
 }
 
 const REPLICA_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
@@ -186,6 +195,7 @@ export class Supervisor {
   private readonly engines: Record<string, EngineAdapter>;
   private readonly recordsDir: string;
   private readonly logsDir: string;
+  private readonly dataDir: string;
   private nextPort: number;
   private closed = false;
   private readonly stopLogCap: () => void;
@@ -195,8 +205,15 @@ export class Supervisor {
     this.engines = opts.engines ?? ENGINES;
     this.recordsDir = path.join(opts.dir, "replicas");
     this.logsDir = path.join(opts.dir, "logs");
+    this.dataDir = path.join(opts.dir, "data");
     fs.mkdirSync(this.recordsDir, { recursive: true, mode: 0o700 });
     fs.mkdirSync(this.logsDir, { recursive: true, mode: 0o700 });
+    // 0711: the engine user reaches its own directory below without listing the others.
+    fs.mkdirSync(this.dataDir, { recursive: true, mode: 0o711 });
+    if (opts.engineUser) {
+      // mkdir made these 0700: the engine user must pass through to its log and data/<id>.
+      for (const d of [path.dirname(opts.dir), opts.dir, this.logsDir]) fs.chmodSync(d, 0o711);
+    }
     this.nextPort = opts.portMin;
     this.stopLogCap = watchLogCap(
       () => [...this.replicas.values()].filter((r) => this.alive(r)).map((r) => this.logPath(r.rec.id)),
@@ -348,12 +365,26 @@ export class Supervisor {
       const env: NodeJS.ProcessEnv = { ...process.env };
       for (const k of WITHHELD_ENV) delete env[k];
       Object.assign(env, cmd.env ?? {}, req.env);
-      if (req.gpus.length > 0) env.CUDA_VISIBLE_DEVICES = req.gpus.join(",");
+      if (req.gpus.length > 0) {
+        // CUDA numbers devices fastest first unless told otherwise; nvidia-smi (and placement) by bus.
+        env.CUDA_DEVICE_ORDER = "PCI_BUS_ID";
+        env.CUDA_VISIBLE_DEVICES = req.gpus.join(",");
+      }
+      const user = this.opts.engineUser ?? null;
+      const home = path.join(this.dataDir, id);
+      fs.mkdirSync(home, { recursive: true, mode: 0o700 });
+      if (user) {
+        // The agent's HOME is not the engine user's to write: caches go to the replica's directory.
+        env.HOME = home;
+        env.USER = env.LOGNAME = user.name;
+      }
 
       const logFile = this.logPath(id);
       const fd = fs.openSync(logFile, "a", 0o600);
       let child: ChildProcess;
       try {
+        giveTo(user, home);
+        giveTo(user, logFile);
         fs.writeSync(
           fd,
           `[llmgw agent ${new Date().toISOString()}] starting replica ${id}: ${cmd.command} ${cmd.args.join(" ")}\n`,
@@ -363,6 +394,7 @@ export class Supervisor {
           env,
           detached: true,
           stdio: ["ignore", fd, fd],
+          ...(user ? { uid: user.uid, gid: user.gid } : {}),
         });
       } finally {
         fs.closeSync(fd);
@@ -435,7 +467,10 @@ export class Supervisor {
   private async checkHealth(r: Replica): Promise<void> {
     if (r.state !== "REPLICA_STATE_STARTING") return;
     const healthPath = this.adapterOf(r)?.healthPath ?? "/health";
-    if ((await probe(r.rec.port, healthPath)) && r.state === "REPLICA_STATE_STARTING" && !this.closed) {
+    if (!(await probe(r.rec.port, healthPath))) return;
+    const onGpus = this.opts.onGpus ?? onItsGpus;
+    if (r.rec.gpus.length > 0 && !(await onGpus(r.rec.pid, r.rec.gpus))) return;
+    if (r.state === "REPLICA_STATE_STARTING" && !this.closed) {
       r.state = "REPLICA_STATE_READY";
       log.info("replica ready", { replica: r.rec.id, port: r.rec.port });
     }
@@ -546,6 +581,7 @@ export class Supervisor {
         this.replicas.delete(id);
       }
       fs.rmSync(this.recordPath(id), { force: true });
+      fs.rmSync(path.join(this.dataDir, id), { recursive: true, force: true });
       return wasRunning;
     });
   }

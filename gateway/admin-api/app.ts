@@ -16,8 +16,10 @@ import { priceRoutes } from "./prices.ts";
 import { usageRoutes } from "./usage.ts";
 import { slurmRoutes } from "./slurm.ts";
 import { trainingRoutes } from "./training.ts";
+import { explainRoutes } from "./explain.ts";
+import type { Registry } from "../router/registry.ts";
 
-export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string }): express.Express {
+export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: Registry }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   const want = Buffer.from(`Bearer ${opts.adminToken}`);
@@ -39,6 +41,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", auditRoutes(opts.db));
   app.use("/api/v1", slurmRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingRoutes(opts.db, opts.temporal, opts.taskQueue));
+  if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);
   return app;

@@ -1,6 +1,7 @@
 // Authenticates API keys without a database round trip per request: keys are cached by their
 // hash for a while, and the change feed evicts one the moment it is revoked or changed.
 import type { PrismaClient } from "../../common/db.ts";
+import { log } from "../../common/logging.ts";
 import { sha256Hex } from "../../common/secrets.ts";
 
 export interface KeyInfo {
@@ -28,6 +29,8 @@ export class KeyCache {
   /** Lookups answered from memory and those that went to the store (the gateway's metrics). */
   hits = 0;
   misses = 0;
+  /** Lookups answered from an expired entry because the store could not be read. */
+  staleServed = 0;
 
   constructor(private readonly db: PrismaClient) {}
 
@@ -57,7 +60,19 @@ export class KeyCache {
   }
 
   private async load(hash: string): Promise<KeyInfo | null> {
-    const row = await this.db.apiKey.findUnique({ where: { hash }, include: { project: { include: { team: true } } } });
+    let row;
+    try {
+      row = await this.db.apiKey.findUnique({ where: { hash }, include: { project: { include: { team: true } } } });
+    } catch (err) {
+      // The store is away: a key known before keeps serving (a revocation still evicts it through
+      // the change feed), and the store is asked again for this key only after a short pause.
+      const stale = this.entries.get(hash);
+      if (!stale) throw err;
+      stale.until = Date.now() + MISS_TTL_MS;
+      this.staleServed++;
+      log.warn("key lookup failed; serving the key as last known", { error: (err as Error).message });
+      return stale.info;
+    }
     const info: KeyInfo | null = row
       ? {
           id: row.id,

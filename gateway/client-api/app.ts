@@ -15,6 +15,7 @@ import { forward } from "./forward.ts";
 import { jsonBody } from "./json-body.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
+import { modelRoutes } from "./models.ts";
 import { serveClientOpenApi } from "./openapi.ts";
 import { swaggerUi } from "./swagger-ui.ts";
 import { meshRoutes } from "./jobs-3d.ts";
@@ -66,15 +67,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
     );
   });
 
-  app.get("/v1/models", (_req, res) => {
-    const data = deps.registry.servedModels().map((id) => ({ id, object: "model", created: 0, owned_by: "llmgw" }));
-    res.json({ object: "list", data });
-  });
-  app.get("/v1/models/:id", (req, res, next) => {
-    const id = String(req.params.id);
-    if (!deps.registry.endpoints(id).length) return next(new ApiError("not_found", `model '${id}' does not exist`, { param: "model", code: "model_not_found" }));
-    res.json({ id, object: "model", created: 0, owned_by: "llmgw" });
-  });
+  app.use("/v1", modelRoutes(deps.registry));
 
   app.post("/v1/chat/completions", inference(deps, chatCompletionRequest, "/v1/chat/completions"));
   app.post("/v1/completions", inference(deps, completionRequest, "/v1/completions"));

@@ -7,6 +7,7 @@ import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
 import { proxy, type ProxyRequest } from "../router/proxy.ts";
 import type { ClientApiDeps } from "./app.ts";
 import { ApiError } from "./errors.ts";
+import { checkRequestLimits } from "./request-limits.ts";
 
 export type Authed = Request & { key?: KeyInfo; requestId?: string };
 
@@ -24,6 +25,7 @@ export async function forward(deps: ClientApiDeps, req: Authed, res: Response, m
     if (!deps.registry.known(model)) throw new ApiError("not_found", `model '${model}' does not exist`, { param: "model", code: "model_not_found" });
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
+  checkRequestLimits(p.path, p.body, deps.registry.limits(model), model);
   const admission = await deps.limits.admit(key);
   if (admission.refused) {
     deps.metrics.refused(model, admission.refused.opts.code ?? "rate_limit");

@@ -41,7 +41,17 @@ export const embeddingList = z.looseObject({
   usage,
 });
 
-export const model = z.object({ id: z.string(), object: z.literal("model"), created: z.number().int(), owned_by: z.string() });
+export const model = z.object({
+  id: z.string(),
+  object: z.literal("model"),
+  created: z.number().int(),
+  owned_by: z.string(),
+  loaded: z.boolean().describe("has ready replicas"),
+  replicas: z.number().int(),
+  context_length: z.number().int().nullable(),
+  max_output: z.number().int().nullable().describe("the most max_tokens a request may ask for"),
+  licence: z.string().nullable(),
+});
 export const modelList = z.object({ object: z.literal("list"), data: z.array(model) });
 
 export const anthropicMessage = z.looseObject({

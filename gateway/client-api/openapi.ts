@@ -30,8 +30,8 @@ const jobReads = (base: string, what: string, tag: string): Operation[] => [
 export const clientOperations: Operation[] = [
   { method: "get", path: "/health", summary: "Liveness", tag: "meta", auth: false, responses: ok("Alive", out.health) },
   { method: "get", path: "/v1/openapi.json", summary: "This document", tag: "meta", auth: false, responses: ok("OpenAPI 3.1", out.openApiDocument) },
-  { method: "get", path: "/v1/models", summary: "Models served now", tag: "models", responses: ok("The models", out.modelList) },
-  { method: "get", path: "/v1/models/:id", summary: "One served model", tag: "models", responses: ok("The model", out.model) },
+  { method: "get", path: "/v1/models", summary: "Models this key may use, loaded or not", tag: "models", responses: ok("The models", out.modelList) },
+  { method: "get", path: "/v1/models/:id", summary: "One model", tag: "models", responses: ok("The model", out.model) },
   { method: "post", path: "/v1/chat/completions", summary: "Chat completion (OpenAI)", tag: "inference", request: chatCompletionRequest, responses: streamed("The completion", out.chatCompletion) },
   { method: "post", path: "/v1/completions", summary: "Text completion (OpenAI)", tag: "inference", request: completionRequest, responses: streamed("The completion", out.completion) },
   { method: "post", path: "/v1/embeddings", summary: "Embeddings (OpenAI)", tag: "inference", request: embeddingRequest, responses: ok("The vectors", out.embeddingList) },

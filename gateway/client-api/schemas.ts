@@ -56,15 +56,24 @@ const toolChoice = z.union([z.enum(["none", "auto", "required"]), z.looseObject(
 });
 const stop = z.union([z.string(), z.array(z.string()).max(4)], { error: "a string or at most 4 strings" }).nullable().optional();
 const logitBias = z.record(z.string().regex(/^\d+$/, "token ids"), z.number().min(-100).max(100)).nullable().optional();
+/** Structured output, as OpenAI takes it; the engine's guided decoding does the work. */
+const responseFormat = z.discriminatedUnion("type", [
+  z.looseObject({ type: z.literal("text") }),
+  z.looseObject({ type: z.literal("json_object") }),
+  z.looseObject({
+    type: z.literal("json_schema"),
+    json_schema: z.looseObject({
+      name: identifier,
+      description: z.string().optional(),
+      schema: z.record(z.string(), z.unknown()).optional(),
+      strict: z.boolean().nullable().optional(),
+    }),
+  }),
+]);
 const streamOptions = z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional();
 
-export const chatCompletionRequest = z.looseObject({
-  model: z.string().min(1).max(256),
-  messages: z.array(message).min(1),
-  stream: z.boolean().optional(),
-  stream_options: streamOptions,
-  max_tokens: count().nullable().optional(),
-  max_completion_tokens: count().nullable().optional(),
+/** Sampling settings chat and text completions share. */
+const sampling = {
   temperature: num(0, 2).nullable().optional(),
   top_p: num(0, 1).nullable().optional(),
   n: z.number().int().min(1).max(16).nullable().optional(),
@@ -73,11 +82,21 @@ export const chatCompletionRequest = z.looseObject({
   presence_penalty: penalty,
   frequency_penalty: penalty,
   logit_bias: logitBias,
+};
+
+export const chatCompletionRequest = z.looseObject({
+  model: z.string().min(1).max(256),
+  messages: z.array(message).min(1),
+  stream: z.boolean().optional(),
+  stream_options: streamOptions,
+  max_tokens: count().nullable().optional(),
+  max_completion_tokens: count().nullable().optional(),
+  ...sampling,
   logprobs: z.boolean().nullable().optional(),
   top_logprobs: z.number().int().min(0).max(20).nullable().optional(),
   tools: z.array(tool).max(128).optional(),
   tool_choice: toolChoice.optional(),
-  response_format: z.looseObject({ type: z.string().min(1) }).optional(),
+  response_format: responseFormat.nullable().optional(),
   user: z.string().max(256).optional(),
 });
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
@@ -90,14 +109,7 @@ export const completionRequest = z.looseObject({
   stream: z.boolean().optional(),
   stream_options: streamOptions,
   max_tokens: count().nullable().optional(),
-  temperature: num(0, 2).nullable().optional(),
-  top_p: num(0, 1).nullable().optional(),
-  n: z.number().int().min(1).max(16).nullable().optional(),
-  seed: z.number().int().nullable().optional(),
-  stop,
-  presence_penalty: penalty,
-  frequency_penalty: penalty,
-  logit_bias: logitBias,
+  ...sampling,
   logprobs: z.number().int().min(0).max(5).nullable().optional(),
   echo: z.boolean().nullable().optional(),
   suffix: z.string().nullable().optional(),

@@ -42,10 +42,16 @@ export class Admission {
     /** Slots of the model's replicas together, asked each time (replicas come and go). */
     private readonly capacity: () => number,
     private readonly bands: Readonly<Record<Band, BandPolicy>> = DEFAULT_BANDS,
+    /** false (LLMGW_ADMISSION=off): every request goes at once and queues in the engine, FIFO, whatever its band. */
+    readonly enabled = true,
   ) {}
 
   /** Takes a slot now if one is free and no band of the same or higher priority is waiting. */
   tryAdmit(band: Band): boolean {
+    if (!this.enabled) {
+      this.take(band);
+      return true;
+    }
     for (const b of BANDS) {
       if (this.queues[b].length) return false;
       if (b === band) break;
@@ -115,6 +121,11 @@ export class Admission {
 
   waiting(band: Band): number {
     return this.queues[band].length;
+  }
+
+  /** Slots held by a band now. */
+  holding(band: Band): number {
+    return this.held[band];
   }
 
   private fits(band: Band): boolean {

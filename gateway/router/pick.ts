@@ -30,37 +30,16 @@ let turn = 0;
 export function pick(candidates: readonly Endpoint[], exclude: ReadonlySet<string>, hints: RouteHints = DEFAULT_HINTS, affinity: Affinity | null = null, now = Date.now()): Endpoint | null {
   const n = candidates.length;
   if (n === 0) return null;
-  if (hints.profile === "chat" && affinity) {
-    const sticky = (hints.session !== null ? affinity.session(hints.session) : undefined) ?? (hints.prefix !== 0 ? affinity.prefix(hints.prefix) : undefined);
-    if (sticky !== undefined) {
-      for (let i = 0; i < n; i++) {
-        const e = candidates[i]!;
-        if (e.id === sticky && usable(e, exclude, now) && !crowded(e, now)) return e;
-      }
-    }
-  }
-  // chat: TTFTs within noise of the fastest count as equal (else one replica a hair faster would
-  // take every request and the others' estimates would never be refreshed); a replica with no
-  // estimate yet counts as fast, so it gets tried.
-  let fastest = 0;
-  if (hints.profile === "chat") {
-    for (let i = 0; i < n; i++) {
-      const t = candidates[i]!.ttft.get(now);
-      if (t > 0 && (fastest === 0 || t < fastest)) fastest = t;
-    }
-  }
-  const fastEnough = fastest * TTFT_TOLERANCE + TTFT_SLACK_MS;
+  const sticky = stickyOf(candidates, exclude, hints, affinity, now);
+  if (sticky) return sticky;
+  const fastEnough = fastEnoughOf(candidates, hints, now);
   let best: Endpoint | null = null;
   let bestScore = Infinity;
   const start = turn++ % n;
   for (let i = 0; i < n; i++) {
     const e = candidates[(start + i) % n]!;
     if (!usable(e, exclude, now)) continue;
-    const queue = e.inflight + waitingOf(e, now);
-    let score: number;
-    if (hints.profile === "batch") score = queue;
-    else if (hints.profile === "long-context") score = kvUsageOf(e, now) * 1e6 + queue;
-    else score = (queue + 1) * Math.max(e.ttft.get(now), fastEnough);
+    const score = scoreOf(e, hints, fastEnough, now);
     if (score < bestScore) {
       best = e;
       bestScore = score;
@@ -69,19 +48,55 @@ export function pick(candidates: readonly Endpoint[], exclude: ReadonlySet<strin
   return best;
 }
 
-function usable(e: Endpoint, exclude: ReadonlySet<string>, now: number): boolean {
+/** chat: the replica that served this session or prompt beginning last, while it is usable and not full. */
+export function stickyOf(candidates: readonly Endpoint[], exclude: ReadonlySet<string>, hints: RouteHints, affinity: Affinity | null, now: number): Endpoint | null {
+  if (hints.profile !== "chat" || !affinity) return null;
+  const sticky = (hints.session !== null ? affinity.session(hints.session) : undefined) ?? (hints.prefix !== 0 ? affinity.prefix(hints.prefix) : undefined);
+  if (sticky === undefined) return null;
+  for (let i = 0; i < candidates.length; i++) {
+    const e = candidates[i]!;
+    if (e.id === sticky && usable(e, exclude, now) && !crowded(e, now)) return e;
+  }
+  return null;
+}
+
+/**
+ * chat: TTFTs within noise of the fastest count as equal (else one replica a hair faster would
+ * take every request and the others' estimates would never be refreshed); a replica with no
+ * estimate yet counts as fast, so it gets tried. 0 for the other profiles.
+ */
+export function fastEnoughOf(candidates: readonly Endpoint[], hints: RouteHints, now: number): number {
+  let fastest = 0;
+  if (hints.profile === "chat") {
+    for (let i = 0; i < candidates.length; i++) {
+      const t = candidates[i]!.ttft.get(now);
+      if (t > 0 && (fastest === 0 || t < fastest)) fastest = t;
+    }
+  }
+  return fastest * TTFT_TOLERANCE + TTFT_SLACK_MS;
+}
+
+/** Lower is better. batch: the queue; long-context: KV cache in use, then the queue; chat: expected wait. */
+export function scoreOf(e: Endpoint, hints: RouteHints, fastEnough: number, now: number): number {
+  const queue = e.inflight + waitingOf(e, now);
+  if (hints.profile === "batch") return queue;
+  if (hints.profile === "long-context") return kvUsageOf(e, now) * 1e6 + queue;
+  return (queue + 1) * Math.max(e.ttft.get(now), fastEnough);
+}
+
+export function usable(e: Endpoint, exclude: ReadonlySet<string>, now: number): boolean {
   return e.breaker.allows(now) && !exclude.has(e.id);
 }
 
 /** Affinity gives way when the replica is full: a warm cache is not worth waiting in its queue. */
-function crowded(e: Endpoint, now: number): boolean {
+export function crowded(e: Endpoint, now: number): boolean {
   return e.inflight >= e.slots || waitingOf(e, now) > 0;
 }
 
-function waitingOf(e: Endpoint, now: number): number {
+export function waitingOf(e: Endpoint, now: number): number {
   return now - e.scrapedAt <= STALE_MS ? e.waiting : 0;
 }
 
-function kvUsageOf(e: Endpoint, now: number): number {
+export function kvUsageOf(e: Endpoint, now: number): number {
   return now - e.scrapedAt <= STALE_MS ? e.kvCacheUsage : 0;
 }

@@ -1,6 +1,7 @@
 // The endpoint registry: every ready replica per model, loaded from the store at start and kept
 // current from the change feed. A replica that leaves gets no new requests; in-flight ones finish.
 import { Pool } from "undici";
+import { z } from "zod";
 import type { VersionWeights } from "./version-weights.ts";
 import type { PrismaClient } from "../../common/db.ts";
 import type { ReplicaChange } from "../../common/change-feed.ts";
@@ -45,6 +46,8 @@ export interface RegistryOptions {
   /** Requests a replica runs at once; LLMGW_REPLICA_SLOTS, else 64 (the sim's and a usual vLLM max_num_seqs scale). */
   replicaSlots?: number;
   bands?: Readonly<Record<Band, BandPolicy>>;
+  /** Admission by band; LLMGW_ADMISSION=off turns it off (benchmarks), else on. */
+  admission?: boolean;
   scrapeEveryMs?: number;
   /** Shares of traffic per version of each model (canaries), read at start and after reconnects. */
   loadWeights?: () => Promise<Record<string, VersionWeights>>;
@@ -52,15 +55,40 @@ export interface RegistryOptions {
 
 const CATALOG_REFRESH_MS = 5_000;
 
+/** LLMGW_ADMISSION: `on` (default) or `off`; anything else is refused at start. */
+export function admissionSetting(v: string | undefined): boolean {
+  const r = z.enum(["on", "off"]).default("on").safeParse(v || undefined);
+  if (!r.success) throw new Error(`LLMGW_ADMISSION must be on or off, not ${JSON.stringify(v)}`);
+  return r.data === "on";
+}
+
+/** What the catalog says of one version: the longest prompt plus answer, and the longest answer. */
+export interface VersionLimits {
+  contextLength: number;
+  maxOutput: number;
+}
+
+/** A catalog model as the client API describes it (/v1/models) and holds requests to. */
+export interface CatalogModel {
+  name: string;
+  owner: string;
+  licence: string | null;
+  createdAt: number;
+  /** By version name; `newest` is the one a model with no ready replica is described by. */
+  versions: Map<string, VersionLimits>;
+  newest: string | null;
+}
+
 export class Registry {
   private byModel = new Map<string, ModelGroup>();
   private byId = new Map<string, Endpoint>();
-  /** Model names in the catalog: a model known but not served is a 503, unknown is a 404. */
-  private catalog = new Set<string>();
+  /** The catalog, refreshed every few seconds: a model known but not served is a 503, unknown is a 404. */
+  private catalog = new Map<string, CatalogModel>();
   private timer: NodeJS.Timeout | undefined;
   private readonly scraper: MetricsScraper;
   private readonly slots: number;
   private readonly bands: Readonly<Record<Band, BandPolicy>>;
+  private readonly admission: boolean;
   private weights = new Map<string, VersionWeights>();
   private readonly loadWeights: RegistryOptions["loadWeights"];
 
@@ -70,6 +98,7 @@ export class Registry {
   ) {
     this.slots = opts.replicaSlots ?? (Number(process.env.LLMGW_REPLICA_SLOTS) || 64);
     this.bands = opts.bands ?? DEFAULT_BANDS;
+    this.admission = opts.admission ?? admissionSetting(process.env.LLMGW_ADMISSION);
     this.scraper = new MetricsScraper(() => this.byId.values(), opts.scrapeEveryMs);
     this.loadWeights = opts.loadWeights;
   }
@@ -98,13 +127,30 @@ export class Registry {
   }
 
   private async refreshCatalog(): Promise<void> {
-    const models = await this.db.model.findMany({ select: { name: true } });
-    this.catalog = new Set(models.map((m) => m.name));
+    const models = await this.db.model.findMany({
+      select: { name: true, owner: true, licence: true, createdAt: true, versions: { select: { version: true, contextLength: true, maxOutput: true, createdAt: true } } },
+    });
+    const catalog = new Map<string, CatalogModel>();
+    for (const m of models) {
+      // Stand-in stores (router tests) may give names alone: a model without versions has no limits.
+      const versions = m.versions ?? [];
+      const newest = [...versions].sort((a, b) => b.createdAt.getTime() - a.createdAt.getTime())[0];
+      catalog.set(m.name, {
+        name: m.name,
+        owner: m.owner ?? "llmgw",
+        licence: m.licence ?? null,
+        createdAt: m.createdAt ? Math.floor(m.createdAt.getTime() / 1000) : 0,
+        versions: new Map(versions.map((v) => [v.version, { contextLength: v.contextLength, maxOutput: v.maxOutput }])),
+        newest: newest?.version ?? null,
+      });
+    }
+    this.catalog = catalog;
   }
 
   apply(c: ReplicaChange): void {
     if (c.op === "ready") {
-      this.catalog.add(c.replica.model);
+      // A version newer than the last refresh: read the catalog now rather than up to 5 s late.
+      if (!this.catalog.get(c.replica.model)?.versions.has(c.replica.version)) void this.refreshCatalog().catch(() => undefined);
       this.add(c.replica);
     } else this.remove(c.replica.id);
   }
@@ -127,6 +173,30 @@ export class Registry {
 
   known(model: string): boolean {
     return this.catalog.has(model) || this.endpoints(model).length > 0;
+  }
+
+  /** Every model in the catalog or served, by name. */
+  knownModels(): string[] {
+    return [...new Set([...this.catalog.keys(), ...this.servedModels()])].sort();
+  }
+
+  catalogEntry(model: string): CatalogModel | undefined {
+    return this.catalog.get(model);
+  }
+
+  /**
+   * The limits a request to `model` is held to: the served versions' (the tightest, when a canary
+   * serves two, so whichever replica answers can), else the newest version's; null when unknown.
+   */
+  limits(model: string): VersionLimits | null {
+    const entry = this.catalog.get(model);
+    if (!entry) return null;
+    let out: VersionLimits | null = null;
+    for (const e of this.endpoints(model)) {
+      const v = entry.versions.get(e.version);
+      if (v) out = out ? { contextLength: Math.min(out.contextLength, v.contextLength), maxOutput: Math.min(out.maxOutput, v.maxOutput) } : v;
+    }
+    return out ?? (entry.newest !== null ? (entry.versions.get(entry.newest) ?? null) : null);
   }
 
   servedModels(): string[] {
@@ -171,7 +241,7 @@ export class Registry {
           let slots = 0;
           for (const e of created.endpoints) slots += e.slots;
           return slots;
-        }, this.bands),
+        }, this.bands, this.admission),
         affinity: new Affinity(),
         weights: this.weights.get(model) ?? null,
       };

@@ -55,13 +55,16 @@ const ARGS: Record<ProcessName, string[]> = {
 
 const ALL: ProcessName[] = ["gateway", "worker-temporal", "worker-usage", "agent"];
 
-/** nodeId: the agent's LLMGW_NODE_ID (default node-<id>); Slurm tests use the host's name, Slurm's node name. */
-export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: string; env?: NodeJS.ProcessEnv } = {}): Promise<Platform> {
+/**
+ * nodeId: the agent's LLMGW_NODE_ID (default node-<id>); Slurm tests use the host's name, Slurm's node name.
+ * databaseUrl: an existing database to use (migrated here, never dropped) instead of a fresh one on the shared server.
+ */
+export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: string; env?: NodeJS.ProcessEnv; databaseUrl?: string } = {}): Promise<Platform> {
   const id = randomBytes(4).toString("hex");
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), `llmgw-t-${id}-`));
   const base = new URL(process.env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5433/llmgw_test");
   base.pathname = `/llmgw_t_${id}`;
-  const databaseUrl = base.toString();
+  const databaseUrl = opts.databaseUrl ?? base.toString();
   await ensureDatabase(databaseUrl);
   await migrate(databaseUrl);
 
@@ -177,7 +180,7 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
       }
       for (const child of children.values()) await stopChild(child, 10_000);
       children.clear();
-      await dropDatabase(databaseUrl);
+      if (!opts.databaseUrl) await dropDatabase(databaseUrl);
     },
   };
 

@@ -1,7 +1,11 @@
 // The node agent end to end, in-process: a fake Control service records Register and Heartbeat;
 // real `sim` engine processes are started, made idempotently, adopted by a second agent after the
 // first one closes, stopped, and killed from outside.
+import { freePort } from "../helpers/platform.ts";
 import { test, after } from "node:test";
+import { spawnSync } from "node:child_process";
+import http from "node:http";
+import { fileURLToPath } from "node:url";
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import net from "node:net";
@@ -84,16 +88,6 @@ async function health(url: string): Promise<number> {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = net.createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const p = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(p));
-    });
-  });
-}
 
 function grpcCode(err: unknown): number | undefined {
   return (err as grpc.ServiceError).code;
@@ -207,6 +201,15 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
     assert.deepEqual(info.gpus, []);
     assert.deepEqual(info.labels, { zone: "test-a" });
     assert.equal(info.agentVersion, "0.1.0");
+  });
+
+  await t.test("the memory read rate, measured in the background, reaches Describe and heartbeats", async () => {
+    const info = await waitFor("a measured memory read rate", async () => {
+      const i = await a1.describe();
+      return i.memoryReadGbps > 0 && i;
+    });
+    assert.ok(info.memoryReadGbps < 10_000, `${info.memoryReadGbps} GB/s`);
+    await waitFor("a heartbeat with it", () => heartbeats.some((h) => (h.node?.memoryReadGbps ?? 0) > 0));
   });
 
   await t.test("Register and heartbeats reach the control plane with the node and the token", async () => {
@@ -448,4 +451,125 @@ test("the cluster token file is made once with mode 0600 and read back", () => {
   } finally {
     fs.rmSync(dir, { recursive: true, force: true });
   }
+});
+
+const FIXTURES = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../fixtures/nvidia-smi");
+const H100_0 = "GPU-4a3e5c1d-8f2b-4a7e-9c61-2d0f3b8e7a15";
+
+/** An agent of its own (no control plane) on a fresh data directory, closed and cleaned after `t`. */
+async function soloAgent(t: { after: (fn: () => Promise<void>) => void }, extra: Partial<Parameters<typeof startAgent>[0]> = {}) {
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-agent-solo-"));
+  fs.chmodSync(dir, 0o711); // an engine user passes through to its own directory
+  const agent = await startAgent({
+    dataDir: dir,
+    nodeId: NODE,
+    host: "127.0.0.1",
+    port: 0,
+    controlAddress: null,
+    clusterToken: TOKEN,
+    heartbeatMs: 60_000,
+    metricsPort: null,
+    enginePortMin: portBase,
+    enginePortMax: portBase + 99,
+    stopEnginesOnExit: true,
+    labels: {},
+    ...extra,
+  });
+  const client = agentClient(`127.0.0.1:${agent.port}`, TOKEN);
+  t.after(async () => {
+    client.close();
+    await agent.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+  return { agent, client, dir };
+}
+
+test("on a GPU node a replica is READY only once its process group shows up on its GPUs", { timeout: 60_000 }, async (t) => {
+  // The recorded H100 node, its compute apps rewritten as the engine comes up.
+  const rec = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-agent-smi-"));
+  fs.cpSync(path.join(FIXTURES, "535-h100"), rec, { recursive: true });
+  fs.writeFileSync(path.join(rec, "compute-apps.csv"), "");
+  const smi = path.join(rec, "nvidia-smi");
+  fs.writeFileSync(smi, `#!/bin/sh\nexec bash ${JSON.stringify(path.join(FIXTURES, "replay.sh"))} ${JSON.stringify(rec)} "$@"\n`, { mode: 0o755 });
+  const saved = process.env.LLMGW_NVIDIA_SMI;
+  process.env.LLMGW_NVIDIA_SMI = smi;
+  t.after(() => {
+    process.env.LLMGW_NVIDIA_SMI = saved;
+    fs.rmSync(rec, { recursive: true, force: true });
+  });
+  const { client } = await soloAgent(t);
+
+  const info = await client.describe();
+  assert.deepEqual(info.gpus.map((g) => [g.index, g.uuid, g.pcieWidthCurrent, g.pcieWidthMax]).at(0), [0, H100_0, 16, 16]);
+  assert.equal(info.gpus.length, 4);
+
+  const r = track(await client.startReplica({ replicaId: "rg", model: "sim-chat", version: "v1", engine: "sim", gpus: [0] }));
+  await waitFor("rg health", async () => (await health(r.url)) === 200);
+  // /health answers, but nvidia-smi shows nothing of the engine on GPU 0 (one more poll included).
+  assert.equal(stateOf(await client.listReplicas(), "rg"), "REPLICA_STATE_STARTING");
+  await new Promise((res) => setTimeout(res, 600));
+  assert.equal(stateOf(await client.listReplicas(), "rg"), "REPLICA_STATE_STARTING");
+  // A process of its group on another GPU is not enough; on GPU 0 it is.
+  fs.writeFileSync(path.join(rec, "compute-apps.csv"), `${r.pid}, GPU-9b1c2d3e-4f5a-6b7c-8d9e-0f1a2b3c4d5e, 900\n`);
+  await new Promise((res) => setTimeout(res, 600));
+  assert.equal(stateOf(await client.listReplicas(), "rg"), "REPLICA_STATE_STARTING");
+  fs.writeFileSync(path.join(rec, "compute-apps.csv"), `${r.pid}, ${H100_0}, 900\n`);
+  await waitFor("rg READY", async () => stateOf(await client.listReplicas(), "rg") === "REPLICA_STATE_READY");
+  await client.stopReplica({ replicaId: "rg", graceMs: 2000 });
+});
+
+function stateOf(list: { replicas: ReplicaStatus__Output[] }, id: string): string | undefined {
+  return list.replicas.find((r) => r.replicaId === id)?.state;
+}
+
+const ENGINE_USER = "llmgw-engine";
+
+test("engines run as LLMGW_ENGINE_USER, owning their log and directory; a missing user stops the agent", { timeout: 60_000 }, async (t) => {
+  if (process.getuid?.() !== 0) {
+    t.skip("not root: only root starts engines as another user (run as root to cover LLMGW_ENGINE_USER)");
+    return;
+  }
+  if (spawnSync("id", ["-u", ENGINE_USER]).status !== 0) {
+    const made = spawnSync("useradd", ["--system", "--no-create-home", "--shell", "/usr/sbin/nologin", ENGINE_USER], { encoding: "utf8" });
+    assert.equal(made.status, 0, `useradd ${ENGINE_USER}: ${made.stderr}`);
+  }
+  const uid = Number(spawnSync("id", ["-u", ENGINE_USER], { encoding: "utf8" }).stdout);
+  const gid = Number(spawnSync("id", ["-g", ENGINE_USER], { encoding: "utf8" }).stdout);
+  assert.ok(uid > 0);
+
+  const noUserDir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-agent-nouser-"));
+  t.after(() => fs.rmSync(noUserDir, { recursive: true, force: true }));
+  await assert.rejects(
+    startAgent({ dataDir: noUserDir, nodeId: NODE, host: "127.0.0.1", port: 0, controlAddress: null, clusterToken: TOKEN, metricsPort: null, engineUser: "llmgw-no-such-user-x9" }),
+    /LLMGW_ENGINE_USER "llmgw-no-such-user-x9": no such user on this node/,
+  );
+
+  const { client, dir } = await soloAgent(t, { engineUser: ENGINE_USER });
+  const r = track(await client.startReplica({ replicaId: "ru", model: "sim-chat", version: "v1", engine: "sim" }));
+  await waitFor("ru READY", async () => stateOf(await client.listReplicas(), "ru") === "REPLICA_STATE_READY");
+  // Real, effective, saved and filesystem ids: all the engine user's.
+  const status = fs.readFileSync(`/proc/${r.pid}/status`, "utf8");
+  assert.match(status, new RegExp(`^Uid:\\s+${uid}\\s+${uid}\\s+${uid}\\s+${uid}$`, "m"));
+  assert.match(status, new RegExp(`^Gid:\\s+${gid}\\s+${gid}\\s+${gid}\\s+${gid}$`, "m"));
+  const nodeDirSolo = path.join(dir, "agent", NODE);
+  assert.equal(fs.statSync(path.join(nodeDirSolo, "logs", "ru.log")).uid, uid);
+  const home = path.join(nodeDirSolo, "data", "ru");
+  assert.equal(fs.statSync(home).uid, uid);
+  const environ = fs.readFileSync(`/proc/${r.pid}/environ`, "utf8").split("\0");
+  assert.ok(environ.includes(`HOME=${home}`));
+  // The engine user can write its directory and its log from outside the agent too.
+  const wrote = spawnSync("sh", ["-c", 'touch "$0/probe" && echo appended >> "$1"', home, path.join(nodeDirSolo, "logs", "ru.log")], { uid, gid, encoding: "utf8" });
+  assert.equal(wrote.status, 0, wrote.stderr);
+  await client.stopReplica({ replicaId: "ru", graceMs: 2000 });
+  assert.equal(fs.existsSync(home), false);
+
+  // Fetched weights: the engine user reads them and cannot change them.
+  const body = Buffer.alloc(4096, 3);
+  const server = http.createServer((_req, res) => res.end(body));
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  t.after(() => server.close());
+  const got = await client.fetch({ source: `http://127.0.0.1:${(server.address() as net.AddressInfo).port}/m/model.gguf` });
+  assert.ok(got.path.startsWith(path.join(dir, "weights")));
+  const read = spawnSync("sh", ["-c", 'cat "$0" | wc -c; touch "$0" 2>/dev/null && echo writable || echo read-only', got.path], { uid, gid, encoding: "utf8" });
+  assert.equal(read.stdout.trim().split("\n").join(" "), "4096 read-only", read.stderr);
 });

@@ -95,7 +95,8 @@ describe("llmgw doctor", () => {
     t.after(() => listener.close());
     const listening = (listener.address() as net.AddressInfo).port;
     const smi = path.join(dataDir, "nvidia-smi");
-    const line = (i: number) => `${i}, NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-00000000000${i}, 81559, 1, 9.0, 550.54.15`;
+    // The columns the agent asks for (GPU_QUERY_COLUMNS): identity, memory, driver, then sensors and PCIe.
+    const line = (i: number) => `${i}, NVIDIA H100 80GB HBM3, GPU-00000000-0000-0000-0000-00000000000${i}, 81559, 1, 9.0, 550.54.15, 31, 70.5, 700.00, 0, 5, 5, 16, 16`;
     fs.writeFileSync(smi, `#!/bin/sh\necho "${line(0)}"\necho "${line(1)}"\n`, { mode: 0o755 });
     const nodeEnv = { ...env, LLMGW_NVIDIA_SMI: smi, LLMGW_CONTROL_ADDRESS: `127.0.0.1:${listening}`, LLMGW_AGENT_PORT: String(listening) };
 

@@ -27,7 +27,7 @@ describe("training", () => {
 
   before(async () => {
     const smi = path.join(dir, "nvidia-smi");
-    fs.writeFileSync(smi, '#!/bin/sh\necho "0, NVIDIA L4, GPU-00000000-0000-0000-0000-000000000000, 24576, 1, 8.9, 550.54.15"\n', { mode: 0o755 });
+    fs.writeFileSync(smi, '#!/bin/sh\necho "0, NVIDIA L4, GPU-00000000-0000-0000-0000-000000000000, 24576, 1, 8.9, 550.54.15, 35, 20.1, 72.00, 0, 4, 4, 16, 16"\n', { mode: 0o755 });
     fs.writeFileSync(data, pairs);
     process.env.LLMGW_NVIDIA_SMI = smi;
     process.env.LLMGW_TRAINER = "standin";

@@ -584,3 +584,133 @@ test("reasoning (--reasoning, or chat_template_kwargs.enable_thinking) comes bef
   const on = (await (await post(plain, "/v1/chat/completions", { messages: [{ role: "user", content: "think" }], max_tokens: 5, chat_template_kwargs: { enable_thinking: true } })).json()) as typeof done;
   assert.equal(on.choices[0]!.message.reasoning_content, reasoning);
 });
+
+test("response_format json_schema: the answer parses and is valid against the schema (required keys, types, enums, minItems, $ref)", async () => {
+  const { base } = await sim();
+  const schema = {
+    type: "object",
+    properties: {
+      city: { type: "string", minLength: 12 },
+      population: { type: "integer", minimum: 1000 },
+      ratio: { type: "number", maximum: 1 },
+      capital: { type: "boolean" },
+      kind: { type: "string", enum: ["town", "metropolis"] },
+      tags: { type: "array", items: { type: "string" }, minItems: 3 },
+      mayor: { $ref: "#/$defs/person" },
+      nickname: { type: ["string", "null"] },
+      optional: { type: "string" },
+    },
+    required: ["city", "population", "ratio", "capital", "kind", "tags", "mayor", "nickname"],
+    additionalProperties: false,
+    $defs: { person: { type: "object", properties: { name: { type: "string" }, age: { type: "integer" } }, required: ["name", "age"] } },
+  };
+  const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "x" });
+  const ask = () =>
+    client.chat.completions.create({
+      model: "sim-chat",
+      messages: [{ role: "user", content: "Describe a city" }],
+      max_tokens: 500,
+      response_format: { type: "json_schema", json_schema: { name: "city", schema, strict: true } },
+    });
+  const r = await ask();
+  assert.equal(r.choices[0]!.finish_reason, "stop");
+  const v = JSON.parse(r.choices[0]!.message.content!) as Record<string, unknown>;
+  assert.deepEqual(Object.keys(v).sort(), [...schema.required].sort());
+  assert.ok(typeof v.city === "string" && v.city.length >= 12);
+  assert.ok(Number.isInteger(v.population) && (v.population as number) >= 1000);
+  assert.ok(typeof v.ratio === "number" && v.ratio <= 1);
+  assert.equal(v.capital, true);
+  assert.equal(v.kind, "town");
+  assert.ok(Array.isArray(v.tags) && v.tags.length === 3 && v.tags.every((t) => typeof t === "string"));
+  const mayor = v.mayor as Record<string, unknown>;
+  assert.equal(typeof mayor.name, "string");
+  assert.ok(Number.isInteger(mayor.age));
+  assert.equal(typeof v.nickname, "string");
+  assert.equal((await ask()).choices[0]!.message.content, r.choices[0]!.message.content, "deterministic");
+  assert.equal(r.usage!.completion_tokens, Math.ceil(r.choices[0]!.message.content!.length / 8), "a token per 8 characters of JSON");
+
+  // Streamed, the pieces join to the same JSON; cut by max_tokens it ends with "length".
+  let streamed = "";
+  for await (const c of await client.chat.completions.create({
+    model: "sim-chat",
+    messages: [{ role: "user", content: "Describe a city" }],
+    max_tokens: 500,
+    stream: true,
+    response_format: { type: "json_schema", json_schema: { name: "city", schema } },
+  }))
+    streamed += c.choices[0]?.delta.content ?? "";
+  assert.equal(streamed, r.choices[0]!.message.content);
+  const cut = await client.chat.completions.create({
+    model: "sim-chat",
+    messages: [{ role: "user", content: "Describe a city" }],
+    max_tokens: 2,
+    response_format: { type: "json_schema", json_schema: { name: "city", schema } },
+  });
+  assert.equal(cut.choices[0]!.finish_reason, "length");
+  assert.equal(cut.choices[0]!.message.content!.length, 16);
+  const unbounded = await client.chat.completions.create({
+    model: "sim-chat",
+    messages: [{ role: "user", content: "Describe a city" }],
+    response_format: { type: "json_schema", json_schema: { name: "city", schema } },
+  });
+  assert.ok(r.choices[0]!.message.content!.length > 16 * 8);
+  assert.equal(unbounded.choices[0]!.message.content, r.choices[0]!.message.content, "without max_tokens the whole JSON, past the 16-token default");
+});
+
+test("response_format json_object gives a small JSON object; a bad response_format is a 400 naming it", async () => {
+  const { base } = await sim();
+  const ask = (response_format: unknown) => post(base, "/v1/chat/completions", { messages: [{ role: "user", content: "json please" }], response_format });
+  const r = (await (await ask({ type: "json_object" })).json()) as { choices: { message: { content: string } }[] };
+  const v = JSON.parse(r.choices[0]!.message.content) as unknown;
+  assert.ok(v !== null && typeof v === "object" && !Array.isArray(v) && Object.keys(v).length > 0);
+  const any = (await (await ask({ type: "json_schema", json_schema: { name: "any" } })).json()) as { choices: { message: { content: string } }[] };
+  assert.deepEqual(JSON.parse(any.choices[0]!.message.content), v, "json_schema without a schema: any JSON object");
+  const text = (await (await ask({ type: "text" })).json()) as { choices: { message: { content: string } }[] };
+  assert.throws(() => JSON.parse(text.choices[0]!.message.content), "text format: ordinary text");
+  for (const [bad, param] of [
+    [{ type: "yaml" }, "response_format.type"],
+    [{ type: "json_schema", json_schema: { name: "x", schema: "object" } }, "response_format.json_schema.schema"],
+  ] as const) {
+    const res = await ask(bad);
+    assert.equal(res.status, 400);
+    assert.equal(((await res.json()) as { error: { param: string } }).error.param, param);
+  }
+});
+
+test("logprobs: OpenAI-shaped, deterministic, the sampled token likeliest; streamed and not, chat and completions", async () => {
+  const { base } = await sim();
+  const client = new OpenAI({ baseURL: `${base}/v1`, apiKey: "x" });
+  const req = { model: "sim-chat", messages: [{ role: "user" as const, content: "probabilities" }], max_tokens: 6, logprobs: true, top_logprobs: 3 };
+  const r = await client.chat.completions.create(req);
+  const content = r.choices[0]!.logprobs!.content!;
+  assert.equal(content.length, 6);
+  assert.equal(content.map((t) => t.token).join(""), r.choices[0]!.message.content);
+  for (const t of content) {
+    assert.ok(t.logprob < 0 && t.logprob >= -1);
+    assert.deepEqual(t.bytes, [...Buffer.from(t.token, "utf8")]);
+    assert.equal(t.top_logprobs.length, 3);
+    assert.equal(t.top_logprobs[0]!.token, t.token);
+    assert.equal(t.top_logprobs[0]!.logprob, t.logprob);
+    assert.equal(new Set(t.top_logprobs.map((x) => x.token)).size, 3, "distinct alternatives");
+    for (let i = 1; i < 3; i++) assert.ok(t.top_logprobs[i]!.logprob < t.top_logprobs[i - 1]!.logprob);
+  }
+  assert.deepEqual((await client.chat.completions.create(req)).choices[0]!.logprobs, r.choices[0]!.logprobs, "deterministic");
+  const streamed: OpenAI.ChatCompletionTokenLogprob[] = [];
+  for await (const c of await client.chat.completions.create({ ...req, stream: true })) streamed.push(...(c.choices[0]?.logprobs?.content ?? []));
+  assert.deepEqual(streamed, content);
+  const none = await client.chat.completions.create({ ...req, logprobs: false, top_logprobs: undefined });
+  assert.equal(none.choices[0]!.logprobs, null);
+  const bad = await post(base, "/v1/chat/completions", { messages: req.messages, top_logprobs: 2 });
+  assert.equal(bad.status, 400);
+
+  const c = await client.completions.create({ model: "sim-chat", prompt: "Once", max_tokens: 5, logprobs: 2 });
+  const lp = c.choices[0]!.logprobs!;
+  assert.equal(lp.tokens!.join(""), c.choices[0]!.text);
+  assert.equal(lp.token_logprobs!.length, 5);
+  assert.equal(Object.keys(lp.top_logprobs![0]!).length, 2);
+  assert.equal(lp.text_offset![1], lp.tokens![0]!.length);
+  const cs: OpenAI.Completions.Completion["choices"][number]["logprobs"][] = [];
+  for await (const ch of await client.completions.create({ model: "sim-chat", prompt: "Once", max_tokens: 5, logprobs: 2, stream: true })) cs.push(ch.choices[0]!.logprobs);
+  assert.deepEqual(cs.flatMap((x) => x!.text_offset!), lp.text_offset);
+  assert.deepEqual(cs.flatMap((x) => x!.token_logprobs!), lp.token_logprobs);
+});

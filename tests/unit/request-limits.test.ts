@@ -1,0 +1,71 @@
+// The limits a request is held to, from the catalog the registry keeps: the served version's
+// max_output and context length (the tighter during a canary, the newest when none is served),
+// and the checks that name the field at fault.
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import type { PrismaClient } from "../../common/db.ts";
+import { ApiError } from "../../gateway/client-api/errors.ts";
+import { checkRequestLimits } from "../../gateway/client-api/request-limits.ts";
+import { Registry } from "../../gateway/router/registry.ts";
+
+const version = (v: string, contextLength: number, maxOutput: number, at: number) => ({ version: v, contextLength, maxOutput, createdAt: new Date(at) });
+const replica = (id: string, v: string) => ({ id, modelName: "m", nodeId: "n", url: `http://127.0.0.1:${9000 + Number(id.slice(1))}`, version: { version: v } });
+
+function registryWith(replicas: ReturnType<typeof replica>[]): Registry {
+  const db = {
+    replica: { findMany: async () => replicas },
+    model: {
+      findMany: async () => [
+        { name: "m", owner: "acme", licence: "mit", createdAt: new Date(1000_000), versions: [version("v1", 4096, 512, 1), version("v2", 8192, 256, 2)] },
+        { name: "idle", owner: "llmgw", licence: null, createdAt: new Date(0), versions: [version("a", 1000, 100, 1), version("b", 2000, 200, 2)] },
+      ],
+    },
+  } as unknown as PrismaClient;
+  return new Registry(db, { scrapeEveryMs: 60_000 });
+}
+
+const refusal = (f: () => void): { param: string | null | undefined; status: number } => {
+  try {
+    f();
+  } catch (e) {
+    assert.ok(e instanceof ApiError);
+    return { param: e.opts.param, status: e.status };
+  }
+  assert.fail("expected a refusal");
+};
+
+describe("request limits", () => {
+  const open: Registry[] = [];
+  after(() => Promise.all(open.map((r) => r.close())));
+
+  it("the served version's limits; the tighter of two during a canary; the newest when none is served", async () => {
+    const one = registryWith([replica("r1", "v1")]);
+    const canary = registryWith([replica("r1", "v1"), replica("r2", "v2")]);
+    open.push(one, canary);
+    await Promise.all([one.reload(), canary.reload()]);
+    assert.deepEqual(one.limits("m"), { contextLength: 4096, maxOutput: 512 });
+    assert.deepEqual(canary.limits("m"), { contextLength: 4096, maxOutput: 256 });
+    assert.deepEqual(one.limits("idle"), { contextLength: 2000, maxOutput: 200 });
+    assert.equal(one.limits("nope"), null);
+    assert.deepEqual(one.knownModels(), ["idle", "m"]);
+    assert.equal(one.catalogEntry("m")?.owner, "acme");
+  });
+
+  it("max_tokens and max_completion_tokens above max_output are a 400 naming the field", () => {
+    const limits = { contextLength: 100, maxOutput: 10 };
+    checkRequestLimits("/v1/chat/completions", { max_tokens: 10, max_completion_tokens: 10 }, limits, "m");
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/chat/completions", { max_tokens: 11 }, limits, "m")), { param: "max_tokens", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/chat/completions", { max_completion_tokens: 11 }, limits, "m")), { param: "max_completion_tokens", status: 400 });
+    checkRequestLimits("/v1/chat/completions", { max_tokens: 1_000_000 }, null, "m"); // unknown limits: the engine decides
+  });
+
+  it("embeddings: each input against the context length, the first too long named by its index", () => {
+    const limits = { contextLength: 10, maxOutput: 10 };
+    const fits = "x".repeat(40);
+    checkRequestLimits("/v1/embeddings", { input: [fits, "a"] }, limits, "m");
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/embeddings", { input: ["a", fits, fits + "x"] }, limits, "m")), { param: "input.2", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/embeddings", { input: fits + "x" }, limits, "m")), { param: "input", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/embeddings", { input: Array.from({ length: 11 }, () => 1) }, limits, "m")), { param: "input", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/embeddings", { input: [[1], Array.from({ length: 11 }, () => 1)] }, limits, "m")), { param: "input.1", status: 400 });
+  });
+});
