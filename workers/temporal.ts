@@ -1,6 +1,6 @@
 // The Temporal worker: runs workflows/ and activities/ on the task queue.
 import { fileURLToPath } from "node:url";
-import { NativeConnection, Worker } from "@temporalio/worker";
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from "@temporalio/worker";
 import { createActivities } from "../activities/index.ts";
 import { closeAgentClients } from "../activities/deps.ts";
 import { closeSlurmClients } from "../activities/slurm.ts";
@@ -14,6 +14,8 @@ import type { WorkerMetrics } from "./metrics.ts";
 import { jobsTaskQueue } from "../workflows/job-types.ts";
 import { ensureFleetWatch } from "./fleet-watch-start.ts";
 
+const bundlerLogger = new DefaultLogger("WARN");
+
 export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): void }> {
   const c = config();
   const r = redis();
@@ -24,11 +26,17 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     nodeFreshMs: c.LLMGW_NODE_LOST_MS,
   };
   const connection = await NativeConnection.connect({ address: c.TEMPORAL_ADDRESS });
+  // Bundled once for both workers: bundling (webpack) is most of a worker's start time.
+  const workflowBundle = await bundleWorkflowCode({
+    workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
+    workflowInterceptorModules: metrics?.interceptors().workflowModules ?? [],
+    logger: bundlerLogger,
+  });
   const worker = await Worker.create({
     connection,
     namespace: c.LLMGW_TEMPORAL_NAMESPACE,
     taskQueue: c.LLMGW_TASK_QUEUE,
-    workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
+    workflowBundle,
     activities: createActivities(deps),
     ...(metrics && { interceptors: metrics.interceptors(), sinks: metrics.sinks() }),
   });
@@ -38,7 +46,7 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     connection,
     namespace: c.LLMGW_TEMPORAL_NAMESPACE,
     taskQueue: jobsTaskQueue(c.LLMGW_TASK_QUEUE),
-    workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
+    workflowBundle,
     activities: createActivities(deps),
     maxConcurrentActivityTaskExecutions: c.LLMGW_JOBS_MAX,
     // Cancellation reaches a running job with its next heartbeat: within a second, not 0.8 × timeout.
