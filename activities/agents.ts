@@ -1,11 +1,16 @@
 // Activities that act on engines through the node agents over gRPC. StartReplica is idempotent on
 // the replica id at the agent, so a retry after a worker crash never starts a second engine.
 import { ApplicationFailure, Context, heartbeat } from "@temporalio/activity";
+import * as grpc from "@grpc/grpc-js";
 import type { ReplicaRef } from "../workflows/model-types.ts";
 import { agentAt, type ActivityDeps } from "./deps.ts";
 import { replicaRecords } from "./catalog.ts";
 import { announce } from "./router-feed.ts";
+import { loadModelAdapters } from "./adapters.ts";
 import { parseEngineLoad } from "../gateway/router/engine-metrics.ts";
+import { engineAuth, engineKey } from "../common/engine-key.ts";
+import { ENGINE_API_KEY_ENV } from "../agent/engines/adapter.ts";
+import { fetchActivities } from "./fetch-weights.ts";
 
 const READY_POLL_MS = 300;
 
@@ -44,10 +49,11 @@ async function waitReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Pr
 }
 
 /** One real request through the engine's OpenAI API before the router may send it traffic. */
-async function smokeTest(input: { replica: ReplicaRef }): Promise<void> {
-  // ComfyUI speaks no OpenAI API: it passes when its queue answers (see activities/jobs.ts).
-  const stats = await fetch(`${input.replica.url}/system_stats`, { signal: AbortSignal.timeout(20_000) }).catch(() => null);
-  if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { signal: AbortSignal.timeout(20_000) })).ok) return;
+async function smokeTest(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
+  // ComfyUI speaks no OpenAI API: it passes when its queue answers through its gate, with the key.
+  const headers = engineAuth(deps.clusterToken, input.replica.id);
+  const stats = await fetch(`${input.replica.url}/system_stats`, { headers, signal: AbortSignal.timeout(20_000) }).catch(() => null);
+  if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { headers, signal: AbortSignal.timeout(20_000) })).ok) return;
   const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json" },
@@ -65,6 +71,8 @@ async function markReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Pr
 
 export function agentActivities(deps: ActivityDeps) {
   return {
+    ...fetchActivities(deps),
+
     async startReplica(input: {
       replicaId: string;
       model: string;
@@ -74,9 +82,10 @@ export function agentActivities(deps: ActivityDeps) {
       args: string[];
       nodeId: string;
       gpus?: number[];
+      /** What the engine loads: the path fetchWeights returned, or a hub id; absent: the catalog's path or hub id. */
+      weights?: string;
     }): Promise<ReplicaRef> {
       const address = await nodeAddress(deps, input.nodeId);
-      // A catalog `path:` is on the node already and a `hub:` id the engine fetches itself.
       const v = await deps.db.modelVersion.findUnique({ where: { id: input.versionId }, select: { source: true, contextLength: true } });
       const source = (v?.source ?? {}) as { path?: string; hub?: string };
       let status;
@@ -88,8 +97,10 @@ export function agentActivities(deps: ActivityDeps) {
           engine: input.engine,
           args: input.args,
           gpus: input.gpus ?? [],
-          weights: source.path ?? source.hub ?? "",
+          weights: input.weights ?? source.path ?? source.hub ?? "",
           contextLength: v?.contextLength ?? 0,
+          // ComfyUI's gate demands this replica's key (common/engine-key.ts); it travels in the environment.
+          env: input.engine === "comfyui" ? { [ENGINE_API_KEY_ENV]: engineKey(deps.clusterToken, input.replicaId) } : {},
         });
       } catch (err) {
         // The agent refusing the engine or its flags will not change on a retry.
@@ -109,18 +120,38 @@ export function agentActivities(deps: ActivityDeps) {
      */
     async bringUpReplica(input: { replica: ReplicaRef }): Promise<void> {
       await waitReady(deps, input);
-      await smokeTest(input);
+      await smokeTest(deps, input);
+      // The model's published LoRA adapters, before any client can ask this replica for one.
+      await loadModelAdapters(deps, input.replica);
       await markReady(deps, input);
     },
 
     /**
-     * Takes a replica out of the router, then waits (heartbeating) until its engine has no request
-     * running or waiting, or the grace is over, so in-flight requests finish.
+     * Takes a replica out of the router, then has its agent drain it (reported DRAINING; the wait for
+     * in-flight requests happens at the node, up to the grace), heartbeating meanwhile.
      */
-    async drainReplica(input: { replica: ReplicaRef; graceMs: number }): Promise<{ idle: boolean }> {
+    async drainReplica(input: { replica: ReplicaRef; graceMs: number }): Promise<{ idle: boolean; inFlight?: number }> {
       await announce(deps, "draining", input.replica);
       await deps.db.replica.updateMany({ where: { id: input.replica.id }, data: { state: "draining" } });
       const ctx = Context.current();
+      const node = await deps.db.node.findUnique({ where: { id: input.replica.nodeId } });
+      // A lost node cannot be asked, and its engines serve nobody through this router any more.
+      if (!node || Date.now() - node.lastSeen.getTime() >= deps.nodeFreshMs) return { idle: false };
+      const beat = setInterval(() => heartbeat({ draining: input.replica.id }), READY_POLL_MS * 3);
+      try {
+        const r = await agentAt(deps, node.address).drain(
+          { replicaId: input.replica.id, graceMs: input.graceMs },
+          { timeoutMs: input.graceMs + 10_000, signal: ctx.cancellationSignal },
+        );
+        return { idle: r.inFlight === 0, inFlight: r.inFlight };
+      } catch (err) {
+        if (ctx.cancellationSignal.aborted) throw err;
+        // An agent that cannot be asked does not hold up the retirement: the stop comes next.
+        // One older than Drain: wait on the engine's metrics from here, as before.
+        if ((err as { code?: number }).code !== grpc.status.UNIMPLEMENTED) return { idle: false };
+      } finally {
+        clearInterval(beat);
+      }
       const until = Date.now() + input.graceMs;
       while (Date.now() < until) {
         const busy = await engineBusy(input.replica.url);

@@ -4,8 +4,9 @@ import type { PrismaClient } from "../common/db.ts";
 import type { FleetNode, Requirement } from "./placement-plan.ts";
 
 /** The client or a transaction of it: placement reads inside its own transaction. */
-type Store = Pick<PrismaClient, "node" | "model">;
-import { profile as profileSchema } from "../common/catalog.ts";
+type Store = Pick<PrismaClient, "node" | "model" | "modelVersion">;
+import { memory as memorySchema, profile as profileSchema } from "../common/catalog.ts";
+import { memoryNeed, type MemoryNeed } from "./memory-need.ts";
 
 interface InventoryGpu {
   index?: number;
@@ -37,17 +38,26 @@ export async function fleetView(deps: { db: Store; nodeFreshMs: number }, model:
   });
 }
 
-/** What one replica of the model needs, from its first profile (CPU-only when it has none). */
-export async function requirementFor(deps: { db: Store }, model: string, _version: string, count: number, avoid: string[]): Promise<Requirement> {
+/**
+ * What one replica of the model needs, from its first profile (CPU-only when it has none) and the
+ * version's size and shape: the weights plus the KV cache of its context. `version` "" means the
+ * newest version.
+ */
+export async function requirementFor(deps: { db: Store }, model: string, version: string, count: number, avoid: string[]): Promise<Requirement & { memory: MemoryNeed }> {
   const row = await deps.db.model.findUnique({ where: { name: model } });
   const profiles = profileSchema.array().safeParse(row?.profiles ?? []);
   const p = profiles.success ? profiles.data[0] : undefined;
+  const v = await deps.db.modelVersion.findFirst({ where: { modelName: model, ...(version ? { version } : {}) }, orderBy: { createdAt: "desc" } });
+  const shape = memorySchema.safeParse(v?.memory ?? undefined);
+  const gpusPerReplica = p?.gpu ? Math.max(1, p.gpus_per_replica) : 0;
+  const need = memoryNeed(shape.success ? shape.data : undefined, v?.contextLength ?? 0, gpusPerReplica, p?.gpu?.min_memory_gb ?? 0);
   return {
     count,
-    gpusPerReplica: p?.gpu ? Math.max(1, p.gpus_per_replica) : 0,
+    gpusPerReplica,
     minComputeCapability: p?.gpu?.min_compute_capability ?? 0,
-    memoryPerGpuMiB: (p?.gpu?.min_memory_gb ?? 0) * 1024,
+    memoryPerGpuMiB: need.perGpuMiB,
     labels: p?.labels ?? {},
     avoid,
+    memory: need,
   };
 }

@@ -1,6 +1,8 @@
 // Activities of picture, 3D and ComfyUI jobs: they speak ComfyUI's own API on the model's replica
 // (POST /prompt, GET /history, GET /queue, POST /queue delete, POST /interrupt, /upload/image,
-// /view, the /ws progress socket) and keep the job's row current for clients polling it.
+// /view, the /ws progress socket) through the replica's key-checking gate, sending the replica's
+// key, and keep the job's row current for clients polling it. At most LLMGW_JOBS_MAX prompts run at
+// once in the whole cluster: each holds a lease on a Redis semaphore while on the engine.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
@@ -8,20 +10,30 @@ import { ApplicationFailure, CancelledFailure, Context } from "@temporalio/activ
 import type { Client } from "@temporalio/client";
 import { WebSocket } from "undici";
 import { config } from "../common/config.ts";
+import { engineAuth } from "../common/engine-key.ts";
+import { RedisSemaphore } from "../common/redis-semaphore.ts";
 import { withAssetExtras, isGlb } from "../common/glb.ts";
 import { isPng, replaceText } from "../common/png.ts";
 import { costMicros, parsePrices } from "../common/pricing.ts";
 import { temporalClient } from "../common/temporal.ts";
 import type { ActivityDeps } from "./deps.ts";
+import { etaSeconds } from "./job-eta.ts";
 import { ENQUEUE_SIGNAL, fileRelPath, jobQueueWorkflowId, jobsTaskQueue, type JobSpec, type JobState } from "../workflows/job-types.ts";
 
 const POLL_MS = 500;
+/** A dead worker's slot in the cluster's job limit comes back after this (renewed every poll). */
+const SLOT_LEASE_MS = 10_000;
 type ComfyOutput = { filename: string; subfolder: string; type: string };
 type QueueItem = [number, string, ...unknown[]];
-export interface PromptOutputs {
+/** A replica's engine: where it is and whose key it asks for. */
+interface Engine {
   url: string;
   replicaId: string;
+}
+export interface PromptOutputs extends Engine {
   files: ComfyOutput[];
+  /** Seconds the prompt ran on the engine, when this activity saw it start. */
+  runSeconds?: number;
 }
 
 let temporal: Promise<{ client: Client }> | undefined;
@@ -50,9 +62,18 @@ async function getJson<T>(url: string, init?: RequestInit): Promise<T> {
   if (!res.ok) throw Object.assign(new Error(`${init?.method ?? "GET"} ${url}: HTTP ${res.status} ${text.slice(0, 500)}`), { status: res.status, body: text });
   return (text ? JSON.parse(text) : {}) as T;
 }
-const postJson = <T>(url: string, body: unknown) => getJson<T>(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 export function jobActivities(deps: ActivityDeps) {
+  const auth = (e: Engine) => engineAuth(deps.clusterToken, e.replicaId);
+  const comfyGet = <T>(e: Engine, p: string) => getJson<T>(`${e.url}${p}`, { headers: auth(e) });
+  const comfyPost = <T>(e: Engine, p: string, body: unknown) =>
+    getJson<T>(`${e.url}${p}`, { method: "POST", headers: { "content-type": "application/json", ...auth(e) }, body: JSON.stringify(body) });
+  const cancelAt = async (e: Engine, id: string): Promise<void> => {
+    const q = await comfyGet<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(e, "/queue");
+    if (q.queue_pending.some((it) => it[1] === id)) await comfyPost(e, "/queue", { delete: [id] });
+    if (q.queue_running.some((it) => it[1] === id)) await comfyPost(e, "/interrupt", { prompt_id: id });
+  };
+  const slots = () => new RedisSemaphore(deps.redis, `llmgw:job-slots:${config().LLMGW_TASK_QUEUE}`, config().LLMGW_JOBS_MAX, SLOT_LEASE_MS);
   const setJobState = async (input: { id: string; state: JobState; progress: Record<string, unknown>; error?: string; resultId?: string }) => {
     await deps.db.job.update({
       where: { id: input.id },
@@ -62,12 +83,13 @@ export function jobActivities(deps: ActivityDeps) {
   const replicas = (model: string) => deps.db.replica.findMany({ where: { modelName: model, state: "ready" }, orderBy: { id: "asc" } });
 
   /** Where the prompt already is (a retry after a crash), so it is resumed, never submitted twice. */
-  async function findPrompt(model: string, id: string): Promise<{ url: string; replicaId: string } | null> {
+  async function findPrompt(model: string, id: string): Promise<Engine | null> {
     for (const r of await replicas(model)) {
+      const e = { url: r.url, replicaId: r.id };
       try {
-        const h = await getJson<Record<string, unknown>>(`${r.url}/history/${encodeURIComponent(id)}`);
-        const q = await getJson<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(`${r.url}/queue`);
-        if (h[id] || [...q.queue_running, ...q.queue_pending].some((it) => it[1] === id)) return { url: r.url, replicaId: r.id };
+        const h = await comfyGet<Record<string, unknown>>(e, `/history/${encodeURIComponent(id)}`);
+        const q = await comfyGet<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(e, "/queue");
+        if (h[id] || [...q.queue_running, ...q.queue_pending].some((it) => it[1] === id)) return e;
       } catch {
         // an unreachable replica holds nothing we can resume
       }
@@ -91,88 +113,120 @@ export function jobActivities(deps: ActivityDeps) {
       });
     },
 
-    /** Runs the graph to its end, heartbeating; resumes the same prompt when retried. */
+    /**
+     * Runs the graph to its end, heartbeating; resumes the same prompt when retried. While it waits
+     * (no replica, the cluster's job limit, another prompt on the engine) its progress says what
+     * holds the card and about how long that takes.
+     */
     async runComfyPrompt(spec: JobSpec): Promise<PromptOutputs> {
       const ctx = Context.current();
-      let at = await findPrompt(spec.model, spec.id);
+      const limit = slots();
       let shown = "";
       const show = async (state: JobState, progress: Record<string, unknown>) => {
         const key = JSON.stringify([state, progress]);
         if (key !== shown) await setJobState({ id: spec.id, state, progress });
         shown = key;
       };
-      while (!at) {
-        const [r] = await replicas(spec.model);
-        if (!r) {
-          await show("waiting_gpu", { held_by: `no ready replica of ${spec.model}` });
-          ctx.heartbeat();
-          await ctx.sleep(POLL_MS * 4);
-          continue;
+      let at = await findPrompt(spec.model, spec.id);
+      try {
+        // A prompt already on the engine (a retry after a crash) counts against the limit whatever it says.
+        if (at) await limit.acquire(spec.id, { force: true });
+        while (!at) {
+          const [r] = await replicas(spec.model);
+          const slot = r ? await limit.acquire(spec.id) : null;
+          if (!r || !slot?.ok) {
+            const holders = slot?.holders ?? [];
+            const etas = await Promise.all(holders.map(async (h) => ({ h, eta: await etaSeconds(deps.db, { model: spec.model, holder: h }) })));
+            const soonest = etas.sort((x, y) => (x.eta ?? Infinity) - (y.eta ?? Infinity))[0];
+            await show(
+              "waiting_gpu",
+              r
+                ? { held_by: soonest?.h ?? null, reason: `the cluster runs at most ${limit.cap} job(s) at once`, running: holders.length, eta_seconds: soonest?.eta ?? null }
+                : { held_by: `no ready replica of ${spec.model}`, eta_seconds: null },
+            );
+            ctx.heartbeat();
+            await ctx.sleep(POLL_MS * 2);
+            continue;
+          }
+          const e = { url: r.url, replicaId: r.id };
+          const values = { ...spec.values };
+          for (const f of spec.files) values[f.placeholder] = await upload(e, spec, f.placeholder, f.fileId);
+          const graph = fillGraph(spec.graph, values);
+          try {
+            await comfyPost(e, "/prompt", { prompt: graph, prompt_id: spec.id, client_id: spec.id });
+          } catch (err) {
+            const x = err as { status?: number; body?: string };
+            if (x.status === 400) throw ApplicationFailure.create({ type: "JobFailed", message: `ComfyUI refused the workflow: ${x.body}`, nonRetryable: true });
+            throw err;
+          }
+          at = e;
         }
-        const values = { ...spec.values };
-        for (const f of spec.files) values[f.placeholder] = await upload(r.url, spec, f.placeholder, f.fileId);
-        const graph = fillGraph(spec.graph, values);
-        try {
-          await postJson(`${r.url}/prompt`, { prompt: graph, prompt_id: spec.id, client_id: spec.id });
-        } catch (err) {
-          const e = err as { status?: number; body?: string };
-          if (e.status === 400) throw ApplicationFailure.create({ type: "JobFailed", message: `ComfyUI refused the workflow: ${e.body}`, nonRetryable: true });
-          throw err;
-        }
-        at = { url: r.url, replicaId: r.id };
+        return await follow(at);
+      } finally {
+        await limit.release(spec.id).catch(() => undefined);
       }
 
-      // Progress comes over the socket; the queue and history are polled too, since a socket can drop.
-      let step: { value: number; max: number } | null = null;
-      const ws = new WebSocket(`${at.url.replace(/^http/, "ws")}/ws?clientId=${encodeURIComponent(spec.id)}`);
-      ws.onmessage = (ev) => {
+      /** Progress comes over the socket; the queue and history are polled too, since a socket can drop. */
+      async function follow(at: Engine): Promise<PromptOutputs> {
+        let step: { value: number; max: number } | null = null;
+        let runningSince: number | undefined;
+        const ws = new WebSocket(`${at.url.replace(/^http/, "ws")}/ws?clientId=${encodeURIComponent(spec.id)}`, { headers: auth(at) });
+        ws.onmessage = (ev) => {
+          try {
+            const m = JSON.parse(String(ev.data)) as { type: string; data: { prompt_id?: string; value?: number; max?: number } };
+            if (m.type === "progress" && m.data.prompt_id === spec.id) step = { value: m.data.value!, max: m.data.max! };
+          } catch {
+            // not a JSON message (previews are binary): nothing to read
+          }
+        };
+        ws.onerror = () => undefined;
         try {
-          const m = JSON.parse(String(ev.data)) as { type: string; data: { prompt_id?: string; value?: number; max?: number } };
-          if (m.type === "progress" && m.data.prompt_id === spec.id) step = { value: m.data.value!, max: m.data.max! };
-        } catch {
-          // not a JSON message (previews are binary): nothing to read
+          for (;;) {
+            ctx.heartbeat(step);
+            await limit.acquire(spec.id, { force: true }); // renews the lease
+            const h = await comfyGet<Record<string, { outputs: Record<string, Record<string, ComfyOutput[]>>; status: { status_str: string; messages: [string, Record<string, unknown>][] } }>>(
+              at,
+              `/history/${encodeURIComponent(spec.id)}`,
+            );
+            const done = h[spec.id];
+            if (done?.status.status_str === "success") {
+              const files = Object.values(done.outputs).flatMap((o) => Object.values(o).flat()).filter((f) => f.type === "output");
+              // ComfyUI stamps the start and the end in ms; this activity's own sighting otherwise.
+              const stamp = (k: string) => done.status.messages.find(([m]) => m === k)?.[1].timestamp as number | undefined;
+              const [from, to] = [stamp("execution_start") ?? runningSince, stamp("execution_success") ?? Date.now()];
+              return { ...at, files, ...(from !== undefined ? { runSeconds: Math.max(0, to - from) / 1000 } : {}) };
+            }
+            if (done) {
+              const why = done.status.messages.find(([k]) => k === "execution_error" || k === "execution_interrupted");
+              throw ApplicationFailure.create({ type: "JobFailed", message: `ComfyUI: ${why?.[1].exception_message ?? why?.[0] ?? "failed"}`, nonRetryable: true });
+            }
+            const q = await comfyGet<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(at, "/queue");
+            const running = q.queue_running.find((it) => it[1] === spec.id);
+            if (running) {
+              runningSince ??= Date.now();
+              const s = step as { value: number; max: number } | null;
+              await show("running", s ? { step: s.value, steps: s.max, percent: Math.round((100 * s.value) / s.max), running_since: runningSince } : { step: 0, steps: null, percent: 0, running_since: runningSince });
+            } else {
+              const ahead = Math.max(0, q.queue_pending.findIndex((it) => it[1] === spec.id));
+              const holder = q.queue_running[0]?.[1] ?? null;
+              const eta = await etaSeconds(deps.db, { model: spec.model, holder, ahead });
+              await show("waiting_gpu", { held_by: holder ? `ComfyUI prompt ${holder}` : "ComfyUI", engine_queue_ahead: ahead, eta_seconds: eta });
+            }
+            await ctx.sleep(POLL_MS);
+          }
+        } catch (err) {
+          if (err instanceof CancelledFailure) await cancelAt(at, spec.id);
+          throw err;
+        } finally {
+          ws.close();
         }
-      };
-      ws.onerror = () => undefined;
-      try {
-        for (;;) {
-          ctx.heartbeat(step);
-          const h = await getJson<Record<string, { outputs: Record<string, Record<string, ComfyOutput[]>>; status: { status_str: string; messages: [string, Record<string, unknown>][] } }>>(
-            `${at.url}/history/${encodeURIComponent(spec.id)}`,
-          );
-          const done = h[spec.id];
-          if (done?.status.status_str === "success") {
-            const files = Object.values(done.outputs).flatMap((o) => Object.values(o).flat()).filter((f) => f.type === "output");
-            return { ...at, files };
-          }
-          if (done) {
-            const why = done.status.messages.find(([k]) => k === "execution_error" || k === "execution_interrupted");
-            throw ApplicationFailure.create({ type: "JobFailed", message: `ComfyUI: ${why?.[1].exception_message ?? why?.[0] ?? "failed"}`, nonRetryable: true });
-          }
-          const q = await getJson<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(`${at.url}/queue`);
-          const running = q.queue_running.find((it) => it[1] === spec.id);
-          if (running) {
-            const s = step as { value: number; max: number } | null;
-            await show("running", s ? { step: s.value, steps: s.max, percent: Math.round((100 * s.value) / s.max) } : { step: 0, steps: null, percent: 0 });
-          } else {
-            const ahead = q.queue_pending.findIndex((it) => it[1] === spec.id);
-            const holder = q.queue_running[0]?.[1];
-            await show("waiting_gpu", { held_by: holder ? `ComfyUI prompt ${holder}` : "ComfyUI", engine_queue_ahead: Math.max(0, ahead) });
-          }
-          await ctx.sleep(POLL_MS);
-        }
-      } catch (err) {
-        if (err instanceof CancelledFailure) await cancelAt(at.url, spec.id);
-        throw err;
-      } finally {
-        ws.close();
       }
     },
 
     /** Out of ComfyUI's queue if waiting there; interrupted if running. */
     async cancelComfyPrompt(input: { model: string; jobId: string }): Promise<void> {
       const at = await findPrompt(input.model, input.jobId);
-      if (at) await cancelAt(at.url, input.jobId);
+      if (at) await cancelAt(at, input.jobId);
     },
 
     /** Fetches the outputs, strips the workflow, stamps the licence, records the files and the price. */
@@ -187,7 +241,7 @@ export function jobActivities(deps: ActivityDeps) {
         fileIds.push(id);
         if (await deps.db.file.findUnique({ where: { id } })) continue;
         const q = new URLSearchParams({ filename: out.filename, subfolder: out.subfolder, type: out.type });
-        const res = await fetch(`${outputs.url}/view?${q}`, { signal: AbortSignal.timeout(60_000) });
+        const res = await fetch(`${outputs.url}/view?${q}`, { headers: auth(outputs), signal: AbortSignal.timeout(60_000) });
         if (!res.ok) throw new Error(`GET /view ${out.filename}: HTTP ${res.status}`);
         let bytes: Buffer = Buffer.from(await res.arrayBuffer());
         if (isPng(bytes)) bytes = replaceText(bytes, { licence, model: spec.model });
@@ -222,27 +276,21 @@ export function jobActivities(deps: ActivityDeps) {
         ],
         skipDuplicates: true,
       });
-      await setJobState({ id: spec.id, state: "completed", progress: { files: fileIds, percent: 100 }, resultId: fileIds[0] });
+      await setJobState({ id: spec.id, state: "completed", progress: { files: fileIds, percent: 100, ...(outputs.runSeconds !== undefined ? { run_seconds: Math.round(outputs.runSeconds * 10) / 10 } : {}) }, resultId: fileIds[0] });
       return { fileIds };
     },
   };
 
   /** A job's file put in ComfyUI's input folder; returns the name the graph uses. */
-  async function upload(url: string, spec: JobSpec, placeholder: string, fileId: string): Promise<string> {
+  async function upload(e: Engine, spec: JobSpec, placeholder: string, fileId: string): Promise<string> {
     const f = await deps.db.file.findUnique({ where: { id: fileId } });
     if (!f || f.projectId !== spec.projectId) throw ApplicationFailure.create({ type: "JobFailed", message: `file ${fileId} is gone`, nonRetryable: true });
     const form = new FormData();
     const name = `${spec.id}-${placeholder}${path.extname(f.filename)}`;
     form.set("image", new Blob([fs.readFileSync(path.join(config().dataDir, f.path))]), name);
     form.set("overwrite", "true");
-    const res = await fetch(`${url}/upload/image`, { method: "POST", body: form, signal: AbortSignal.timeout(60_000) });
+    const res = await fetch(`${e.url}/upload/image`, { method: "POST", body: form, headers: auth(e), signal: AbortSignal.timeout(60_000) });
     if (!res.ok) throw new Error(`upload of ${fileId} to ComfyUI: HTTP ${res.status}`);
     return ((await res.json()) as { name: string }).name;
   }
-}
-
-async function cancelAt(url: string, id: string): Promise<void> {
-  const q = await getJson<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(`${url}/queue`);
-  if (q.queue_pending.some((it) => it[1] === id)) await postJson(`${url}/queue`, { delete: [id] });
-  if (q.queue_running.some((it) => it[1] === id)) await postJson(`${url}/interrupt`, { prompt_id: id });
 }

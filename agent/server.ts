@@ -18,6 +18,7 @@ import { ReplicaError, Supervisor } from "./supervisor/replicas.ts";
 import { resolveEngineUser } from "./supervisor/engine-user.ts";
 import { startMemoryReadMeter } from "./discovery/memory-read.ts";
 import { FetchError } from "./fetch/errors.ts";
+import { Drains, drainRequestSchema } from "./drain.ts";
 import { followLog } from "./supervisor/log-follow.ts";
 import { Fetcher } from "./fetch/fetcher.ts";
 import { startControlLink, type ControlLink } from "./control-client.ts";
@@ -27,6 +28,8 @@ import { slurmHandlers, SlurmError } from "./slurm/handlers.ts";
 import { SlurmNode } from "./slurm/node.ts";
 import { trainHandlers } from "./train/handlers.ts";
 import { TrainerError, Trainers } from "./train/trainers.ts";
+import { adapterHandlers } from "./adapters/handlers.ts";
+import { AdapterError, AdapterStore } from "./adapters/store.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
@@ -155,7 +158,10 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
 
   const memoryRead = startMemoryReadMeter();
   const fetcher = new Fetcher(path.join(dataDir, "weights"), engineUser?.gid ?? null);
-  const metrics = new AgentMetrics(() => supervisor.list());
+  const drains = new Drains();
+  /** Replicas as reported to callers and the control plane: drained ones DRAINING. */
+  const replicas = () => drains.overlay(supervisor.list());
+  const metrics = new AgentMetrics(replicas);
   let metricsServer: MetricsServer | null = null;
   if (o.metricsPort !== null) {
     // Metrics are not worth losing a node over: a taken port is logged, the agent runs on.
@@ -176,7 +182,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   };
 
   const fail = (err: unknown, method: string): grpc.ServiceError | { code: grpc.status; details: string } => {
-    if (err instanceof ReplicaError || err instanceof FetchError || err instanceof SlurmError || err instanceof TrainerError) return { code: err.code, details: err.message };
+    if (err instanceof ReplicaError || err instanceof FetchError || err instanceof SlurmError || err instanceof TrainerError || err instanceof AdapterError) return { code: err.code, details: err.message };
     log.error("agent call failed", { method, err: err as Error });
     return { code: grpc.status.INTERNAL, details: (err as Error)?.message ?? String(err) };
   };
@@ -197,10 +203,27 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       metrics.starting(req.replicaId, req.engine, supervisor.list());
       return supervisor.start(req);
     }),
-    StopReplica: unary("StopReplica", async (req) => ({ wasRunning: await supervisor.stop(req.replicaId, req.graceMs) })),
-    ListReplicas: unary("ListReplicas", async () => ({ replicas: supervisor.list() })),
+    StopReplica: unary("StopReplica", async (req) => {
+      const wasRunning = await supervisor.stop(req.replicaId, req.graceMs);
+      drains.forget(req.replicaId);
+      return { wasRunning };
+    }),
+    ListReplicas: unary("ListReplicas", async () => ({ replicas: replicas() })),
+    Drain: (call, cb) => {
+      if (!hasClusterToken(call, token)) return cb(UNAUTHENTICATED);
+      const req = drainRequestSchema.safeParse(call.request);
+      if (!req.success) return cb({ code: grpc.status.INVALID_ARGUMENT, details: req.error.issues.map((i) => i.message).join("; ") });
+      // A caller that gives up (deadline, cancel) ends the wait; the mark stays.
+      const ac = new AbortController();
+      call.on("cancelled", () => ac.abort());
+      drains.drain(supervisor.list().find((r) => r.replicaId === req.data.replicaId), req.data.graceMs, ac.signal).then(
+        (res) => cb(null, res),
+        (err) => cb(fail(err, "Drain")),
+      );
+    },
     ...slurmHandlers(slurm, unary),
     ...trainHandlers(trainers, unary),
+    ...adapterHandlers(new AdapterStore(path.join(dataDir, "agent", o.nodeId, "adapters")), () => supervisor.list(), unary),
     Fetch: (call) => {
       if (!hasClusterToken(call, token)) {
         call.emit("error", UNAUTHENTICATED);
@@ -252,7 +275,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       token,
       heartbeatMs: o.heartbeatMs,
       node: describe,
-      replicas: () => supervisor.list(),
+      replicas,
       delivered: (replicas) => supervisor.reported(replicas.map((r) => r.replicaId ?? "")),
     });
   }

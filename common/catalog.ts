@@ -1,6 +1,8 @@
 // A model's catalog entry as operators write it (model.yaml), checked with zod. Errors say what is
 // wrong and where (`versions.0.context_length: …`), so a typo never reaches a node.
 import { z } from "zod";
+import { fallbacksField, providersField } from "./catalog-providers.ts";
+import { durationMs } from "./duration.ts";
 
 export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui", "node-llama-cpp"] as const;
 export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
@@ -13,6 +15,17 @@ const source = z.union([
   z.strictObject({}),
 ]);
 
+/** Size and shape, for the GPU memory a replica needs (weights plus the KV cache of its context). */
+export const memory = z.strictObject({
+  weights_gb: z.number().positive().optional(),
+  layers: z.number().int().positive().optional(),
+  kv_heads: z.number().int().positive().optional(),
+  head_dim: z.number().int().positive().optional(),
+  kv_cache_dtype_bytes: z.number().positive().max(8).default(2),
+  concurrent_sequences: z.number().int().positive().max(4096).default(1),
+});
+export type ModelMemory = z.infer<typeof memory>;
+
 const version = z
   .strictObject({
     version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
@@ -23,6 +36,7 @@ const version = z
     /** The context the model was trained for; serving more is refused. */
     trained_context: z.number().int().positive().optional(),
     max_output: z.number().int().positive().default(1024),
+    memory: memory.optional(),
   })
   .check((ctx) => {
     const v = ctx.value;
@@ -33,6 +47,10 @@ const version = z
         message: `${v.context_length} is more than the ${v.trained_context} tokens the model was trained for`,
         input: v.context_length,
       });
+    }
+    const m = v.memory;
+    if (m && [m.layers, m.kv_heads, m.head_dim].some((x) => x !== undefined) && ![m.layers, m.kv_heads, m.head_dim].every((x) => x !== undefined)) {
+      ctx.issues.push({ code: "custom", path: ["memory"], message: "layers, kv_heads and head_dim go together (the KV cache needs all three)", input: m });
     }
     if (v.max_output > v.context_length) {
       ctx.issues.push({ code: "custom", path: ["max_output"], message: `longer than the context (${v.context_length})`, input: v.max_output });
@@ -56,10 +74,25 @@ export const modelEntry = z
     routing_profile: z.enum(["chat", "batch", "long-context"]).default("chat"),
     allow_pickle: z.boolean().default(false),
     min_replicas: z.number().int().nonnegative().default(1),
-    versions: z.array(version).min(1),
+    /** min_replicas 0 (on demand): idle this long, the replicas stop; absent: LLMGW_IDLE_AFTER_MS. */
+    idle_after: durationMs.optional(),
+    /** How long a request waits for the model to wake; absent: LLMGW_WAKE_WAIT_MS. */
+    wake_wait: durationMs.optional(),
+    /** Empty only for a model served by outside providers alone. */
+    versions: z.array(version).default([]),
     profiles: z.array(profile).default([{ name: "default", labels: {}, replicas: 1, gpus_per_replica: 0 }]),
+    providers: providersField,
+    fallbacks: fallbacksField,
   })
   .check((ctx) => {
+    const v = ctx.value;
+    if (v.versions.length === 0 && v.providers.length === 0) ctx.issues.push({ code: "custom", path: ["versions"], message: "at least one version, or an outside provider", input: v.versions });
+    if (v.fallbacks.includes(v.name)) ctx.issues.push({ code: "custom", path: ["fallbacks"], message: "a model cannot fall back to itself", input: v.fallbacks });
+    const names = new Set<string>();
+    v.providers.forEach((p, i) => {
+      if (names.has(p.name)) ctx.issues.push({ code: "custom", path: ["providers", i, "name"], message: `provider ${p.name} appears twice`, input: p.name });
+      names.add(p.name);
+    });
     const seen = new Set<string>();
     ctx.value.versions.forEach((v, i) => {
       if (seen.has(v.version)) ctx.issues.push({ code: "custom", path: ["versions", i, "version"], message: `version ${v.version} appears twice`, input: v.version });

@@ -35,8 +35,14 @@ const schema = z.object({
   LLMGW_NODE_LOST_MS: z.coerce.number().int().positive().default(30_000),
   /** How often the fleet watch looks for lost nodes and dead engines. */
   LLMGW_FLEET_WATCH_MS: z.coerce.number().int().positive().default(5_000),
+  /** A weight fetch that reports no progress this long is failed (and retried, resuming); its total size has no limit. */
+  LLMGW_FETCH_STALL_MS: z.coerce.number().int().min(1000).default(60_000),
   /** Picture, 3D and ComfyUI jobs one worker runs at once (over every model). */
   LLMGW_JOBS_MAX: z.coerce.number().int().positive().default(4),
+  /** On-demand models: how long a request waits for a sleeping model to wake (a model's wake_wait wins). */
+  LLMGW_WAKE_WAIT_MS: z.coerce.number().int().positive().default(120_000),
+  /** On-demand models: idle this long, their replicas stop (a model's idle_after wins). */
+  LLMGW_IDLE_AFTER_MS: z.coerce.number().int().positive().default(900_000),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),

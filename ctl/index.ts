@@ -12,6 +12,7 @@ import { usageCommand } from "./usage.ts";
 import { slurmCommand } from "./slurm.ts";
 import { trainCommand } from "./train.ts";
 import { requestCommand } from "./request.ts";
+import { workflowCommand } from "./workflows.ts";
 
 const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   model: modelCommand,
@@ -28,12 +29,14 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   slurm: slurmCommand,
   train: trainCommand,
   request: requestCommand,
+  workflow: workflowCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
-  model add -f model.yaml    model remove NAME   model explain-placement NAME [--replicas N]
+  model add -f model.yaml    model remove NAME   model explain-placement NAME [--replicas N] [--version V]
   model serve NAME [--engine sim] --replicas N [--version V] [--arg X]… [--wait]
   model show NAME            models             nodes
+  model set NAME [--min-replicas N] [--idle-after 10m|default] [--wake-wait 2m|default]   (min-replicas 0: on demand)
   node cordon|uncordon|drain NODE [--wait]
   model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
   operation pause|resume|abort|promote ID
@@ -44,7 +47,8 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
   usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
-  train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE]
+  train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
+  workflow add -f wf.json|yaml | list | show NAME | remove NAME
   request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
 every command takes --json`;
 

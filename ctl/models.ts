@@ -5,6 +5,7 @@ import { parse as parseYaml } from "yaml";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { followOperation } from "./operations.ts";
 import { printJson, printTable } from "./output.ts";
+import type { OnDemandState } from "../workflows/on-demand-types.ts";
 
 interface ModelRow {
   name: string;
@@ -27,6 +28,7 @@ export async function modelCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
   if (cmd === "serve") return serve(rest);
   if (cmd === "show") return show(rest);
+  if (cmd === "set") return setSettings(rest);
   if (cmd === "list") return listModels(rest);
   if (cmd === "add") return add(rest);
   if (cmd === "upgrade") return upgrade(rest);
@@ -35,7 +37,7 @@ export async function modelCommand(argv: string[]): Promise<void> {
   if (cmd === "stop") return stop(rest);
   if (cmd === "remove") return remove(rest);
   if (cmd === "explain-placement") return explainPlacement(rest);
-  throw new CtlError(`usage: llmgw ctl model add|serve|scale|upgrade|canary|stop|show|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
+  throw new CtlError(`usage: llmgw ctl model add|serve|scale|upgrade|canary|stop|show|set|list|remove|explain-placement …  (unknown: ${cmd ?? "nothing"})`);
 }
 
 async function add(argv: string[]): Promise<void> {
@@ -61,11 +63,14 @@ async function remove(argv: string[]): Promise<void> {
 }
 
 async function explainPlacement(argv: string[]): Promise<void> {
-  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { replicas: { type: "string", default: "1" }, json: { type: "boolean" } } });
-  if (!positionals[0]) throw new CtlError("usage: llmgw ctl model explain-placement NAME [--replicas N] [--json]");
-  type P = { ok: true; replicas: { nodeId: string; gpus: number[] }[] } | { ok: false; reason: string; nodes: { node: string; reason: string }[] };
-  const p = await adminClient().get<P>(`/models/${encodeURIComponent(positionals[0])}/placement?replicas=${encodeURIComponent(values.replicas)}`);
+  const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { replicas: { type: "string", default: "1" }, version: { type: "string" }, json: { type: "boolean" } } });
+  if (!positionals[0]) throw new CtlError("usage: llmgw ctl model explain-placement NAME [--replicas N] [--version V] [--json]");
+  type Need = { need: { per_gpu_mib: number; gpus_per_replica: number; basis: string } };
+  type P = Need & ({ ok: true; replicas: { nodeId: string; gpus: number[] }[] } | { ok: false; reason: string; nodes: { node: string; reason: string }[] });
+  const query = new URLSearchParams({ replicas: values.replicas, ...(values.version ? { version: values.version } : {}) });
+  const p = await adminClient().get<P>(`/models/${encodeURIComponent(positionals[0])}/placement?${query}`);
   if (values.json) return printJson(p);
+  if (p.need.gpus_per_replica > 0) process.stdout.write(`each replica needs ${p.need.gpus_per_replica} GPU(s) with ${(p.need.per_gpu_mib / 1024).toFixed(1)} GiB free: ${p.need.basis}\n`);
   if (p.ok) return printTable(["REPLICA", "NODE", "GPUS"], p.replicas.map((r, i) => [i + 1, r.nodeId, r.gpus.join(",") || "-"]));
   process.stdout.write("nothing fits:\n");
   printTable(["NODE", "WHY NOT"], p.nodes.map((n) => [n.node, n.reason]));
@@ -189,8 +194,39 @@ async function show(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: "boolean" } } });
   const name = positionals[0];
   if (!name) throw new CtlError("usage: llmgw ctl model show NAME [--json]");
-  const m = await adminClient().get<ModelRow & { workflow: { id: string; uiUrl: string }; state: unknown }>(`/models/${encodeURIComponent(name)}`);
+  const m = await adminClient().get<ModelRow & { workflow: { id: string; uiUrl: string }; state: { onDemand?: OnDemandState } | null }>(`/models/${encodeURIComponent(name)}`);
   if (values.json) return printJson(m);
   process.stdout.write(`${m.name}\n  workflow: ${m.workflow.id}  ${m.workflow.uiUrl}\n`);
+  // On-demand models say whether they sleep; a model not in the catalog has no settings.
+  const settings = await adminClient().get<ModelSettings>(`/models/${encodeURIComponent(name)}/settings`).catch(() => null);
+  if (settings?.onDemand) {
+    const od = m.state?.onDemand;
+    const phase = od ? `${od.phase} since ${new Date(od.since).toISOString()}, ${od.wakes} wake(s)` : "sleeping (never woken)";
+    process.stdout.write(`  on demand: ${phase}; idle after ${settings.idleAfter ?? "the default"}, wake wait ${settings.wakeWait ?? "the default"}\n`);
+  }
   printTable(["REPLICA", "VERSION", "NODE", "STATE", "URL"], m.replicas.map((r) => [r.id, r.version, r.node, r.state, r.url]));
+}
+
+type ModelSettings = { name: string; minReplicas: number; onDemand: boolean; idleAfter: string | null; wakeWait: string | null };
+
+/** A duration flag: `default` clears the model's own value (the process setting applies). */
+const durationFlag = (v: string | undefined) => (v === undefined ? undefined : v === "default" ? null : /^\d+$/.test(v) ? Number(v) : v);
+
+async function setSettings(argv: string[]): Promise<void> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: { "min-replicas": { type: "string" }, "idle-after": { type: "string" }, "wake-wait": { type: "string" }, json: { type: "boolean" } },
+  });
+  const name = positionals[0];
+  if (!name) throw new CtlError("usage: llmgw ctl model set NAME [--min-replicas N] [--idle-after 10m|default] [--wake-wait 2m|default] [--json]");
+  const minReplicas = values["min-replicas"] === undefined ? undefined : Number(values["min-replicas"]);
+  if (minReplicas !== undefined && !(Number.isInteger(minReplicas) && minReplicas >= 0)) throw new CtlError("--min-replicas: a whole number ≥ 0");
+  const s = await adminClient().request<ModelSettings>("PATCH", `/models/${encodeURIComponent(name)}/settings`, {
+    minReplicas,
+    idleAfter: durationFlag(values["idle-after"]),
+    wakeWait: durationFlag(values["wake-wait"]),
+  });
+  if (values.json) return printJson(s);
+  process.stdout.write(`${s.name}: min replicas ${s.minReplicas}${s.onDemand ? " (on demand)" : ""}, idle after ${s.idleAfter ?? "the default"}, wake wait ${s.wakeWait ?? "the default"}\n`);
 }

@@ -1,4 +1,4 @@
-// ctl train start|list|show|cancel|download: LoRA adapter training runs.
+// ctl train start|list|show|cancel|download|publish: LoRA adapter training runs.
 import { createHash } from "node:crypto";
 import fs from "node:fs";
 import { parseArgs } from "node:util";
@@ -16,7 +16,8 @@ interface Run {
 }
 
 const USAGE = `usage: llmgw ctl train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf]
-       llmgw ctl train list | show ID [--follow] | cancel ID | download ID [-o FILE]      (every command: --json)`;
+       llmgw ctl train list | show ID [--follow] | cancel ID | download ID [-o FILE]
+       llmgw ctl train publish ID --to MODEL [--name NAME]      (every command: --json)`;
 const POLL_MS = 500;
 const ENDED = new Set(["completed", "failed", "cancelled"]);
 
@@ -37,6 +38,8 @@ export async function trainCommand(argv: string[]): Promise<void> {
       gguf: { type: "boolean" },
       follow: { type: "boolean" },
       output: { type: "string", short: "o" },
+      to: { type: "string" },
+      name: { type: "string" },
     },
   });
   const admin = adminClient();
@@ -76,6 +79,12 @@ export async function trainCommand(argv: string[]): Promise<void> {
   if (cmd === "cancel") {
     const r = await admin.post<{ id: string }>(`/training/${encodeURIComponent(id)}/cancel`, {});
     return values.json ? printJson(r) : void process.stdout.write(`cancel sent to ${r.id}\n`);
+  }
+  if (cmd === "publish") {
+    if (!values.to) throw new CtlError(USAGE);
+    const r = await admin.post<{ id: string; name: string; model: string; operationId: string }>(`/training/${encodeURIComponent(id)}/publish`, { model: values.to, ...(values.name ? { name: values.name } : {}) });
+    if (values.json) return printJson(r);
+    return void process.stdout.write(`publishing ${r.name} to ${r.model}, one replica at a time (${r.operationId})\n  clients ask for it with "model": "${r.name}"\n`);
   }
   if (cmd === "download") {
     let offset = 0;

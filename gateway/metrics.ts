@@ -76,12 +76,30 @@ export class GatewayMetrics {
       }
     });
     gauge("llmgw_replicas_ready", "Ready replicas in this gateway's router, by model", ["model"], (g, s) => {
-      for (const m of s.registry.servedModels()) g.set({ model: m }, s.registry.endpoints(m).length);
+      // Outside providers' keys are endpoints too, but not replicas.
+      for (const m of s.registry.servedModels()) g.set({ model: m }, s.registry.endpoints(m).filter((e) => e.outside === null).length);
     });
     gauge("llmgw_replica_inflight", "Requests this gateway has on a replica now", ["model", "replica"], (g, s) => eachReplica(s, (m, e) => g.set({ model: m, replica: e.id }, e.inflight)));
     gauge("llmgw_replica_engine_running", "Requests the engine reports running (its last scrape)", ["model", "replica"], (g, s) => eachReplica(s, (m, e) => g.set({ model: m, replica: e.id }, e.running)));
     gauge("llmgw_replica_engine_waiting", "Requests the engine reports waiting (its last scrape)", ["model", "replica"], (g, s) => eachReplica(s, (m, e) => g.set({ model: m, replica: e.id }, e.waiting)));
     gauge("llmgw_replica_kv_cache_usage_ratio", "KV cache in use on the replica, 0..1 (its last scrape)", ["model", "replica"], (g, s) => eachReplica(s, (m, e) => g.set({ model: m, replica: e.id }, e.kvCacheUsage)));
+    // Outside providers' keys (router/providers.ts) are endpoints too: their refusals, counted on the endpoint.
+    new Counter({
+      name: "llmgw_outside_key_refusals_total",
+      help: "Answers of an outside provider refusing a key (reason refused: 401/403, the key is taken out) or holding it at its limit (reason limited: 429), by model and endpoint",
+      labelNames: ["model", "endpoint", "reason"],
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        const s = current();
+        if (!s) return;
+        eachReplica(s, (m, e) => {
+          if (!e.outside) return;
+          this.inc({ model: m, endpoint: e.id, reason: "refused" }, e.outside.refused);
+          this.inc({ model: m, endpoint: e.id, reason: "limited" }, e.outside.limited);
+        });
+      },
+    });
     gauge("llmgw_replica_breaker_state", "A replica's circuit breaker: 0 closed, 1 half-open, 2 open", ["model", "replica"], (g, s) =>
       eachReplica(s, (m, e) => g.set({ model: m, replica: e.id }, BREAKER_VALUE[e.breaker.state])),
     );

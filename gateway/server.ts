@@ -18,6 +18,7 @@ import { clientApi } from "./client-api/app.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { Registry } from "./router/registry.ts";
+import { Waker } from "./router/wake.ts";
 import { PriceBook } from "./usage/price-book.ts";
 import { UsageRecorder } from "./usage/recorder.ts";
 
@@ -57,12 +58,17 @@ export async function startGateway(): Promise<Gateway> {
   });
   await registry.start();
   const keys = new KeyCache(db);
+  const metrics = new GatewayMetrics();
+  const temporal = await temporalClient();
+  const waker = new Waker({ temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, redis: weightsConn, registry, metrics: metrics.registry, waitMs: c.LLMGW_WAKE_WAIT_MS });
   const sub = redis();
   await subscribeChanges(
     sub,
     (change) => {
-      if (change.kind === "replica") registry.apply(change);
-      else if (change.kind === "weights") registry.setWeights(change.model, change.weights);
+      if (change.kind === "replica") {
+        registry.apply(change);
+        waker.changed(change.replica.model);
+      } else if (change.kind === "weights") registry.setWeights(change.model, change.weights);
       else keys.evict(change.hash);
     },
     (raw) => log.warn("ignored a malformed change-feed message", { bytes: raw.length }),
@@ -74,7 +80,6 @@ export async function startGateway(): Promise<Gateway> {
   const prices = new PriceBook(db);
   await prices.start();
   const usage = new UsageRecorder(usageConn, c.LLMGW_USAGE_BATCH, c.LLMGW_USAGE_FLUSH_MS, prices);
-  const metrics = new GatewayMetrics();
   const limitBook = new LimitBook(db);
   await limitBook.start();
   // Fails fast while Redis is away, so limits fall back to this process instead of waiting.
@@ -82,9 +87,8 @@ export async function startGateway(): Promise<Gateway> {
   limitConn.on("error", () => undefined);
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
-  const temporal = await temporalClient();
 
-  const client = await listen(clientApi({ keys, limits, registry, usage, metrics, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE } }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const client = await listen(clientApi({ keys, limits, registry, usage, metrics, waker, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE } }), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {

@@ -5,6 +5,7 @@ import { createActivities } from "../activities/index.ts";
 import { closeAgentClients } from "../activities/deps.ts";
 import { closeSlurmClients } from "../activities/slurm.ts";
 import { closeTrainClients } from "../activities/training.ts";
+import { closeAdapterClients } from "../activities/adapters.ts";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
@@ -40,15 +41,15 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     activities: createActivities(deps),
     ...(metrics && { interceptors: metrics.interceptors(), sinks: metrics.sinks() }),
   });
-  // Picture, 3D and ComfyUI jobs on their own queue, so minutes-long jobs never hold up serving;
-  // at most LLMGW_JOBS_MAX run at once on this worker.
+  // Picture, 3D and ComfyUI jobs on their own queue, so minutes-long jobs never hold up serving.
+  // At most LLMGW_JOBS_MAX run at once in the whole cluster (a Redis semaphore, activities/jobs.ts);
+  // a job waiting for a slot holds an activity slot here, hence Temporal's default of 100.
   const jobsWorker = await Worker.create({
     connection,
     namespace: c.LLMGW_TEMPORAL_NAMESPACE,
     taskQueue: jobsTaskQueue(c.LLMGW_TASK_QUEUE),
     workflowBundle,
     activities: createActivities(deps),
-    maxConcurrentActivityTaskExecutions: c.LLMGW_JOBS_MAX,
     // Cancellation reaches a running job with its next heartbeat: within a second, not 0.8 × timeout.
     maxHeartbeatThrottleInterval: "1 second",
   });
@@ -58,6 +59,7 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     closeAgentClients();
     closeSlurmClients();
     closeTrainClients();
+    closeAdapterClients();
     r.disconnect();
     await closePrisma();
     await connection.close();

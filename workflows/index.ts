@@ -11,3 +11,4 @@ export { evacuateNode } from "./evacuate-node.ts";
 export { canary } from "./canary.ts";
 export { drainNode } from "./drain-node.ts";
 export { fleetWatch } from "./fleet-watch.ts";
+export { publishAdapter } from "./publish-adapter.ts";

@@ -11,10 +11,12 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import { serveModel } from "./serve.ts";
-import { canaryUpdate, evacuateSignal, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
+import { canaryUpdate, evacuateSignal, publishUpdate, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
 import { canary } from "./canary.ts";
 import { evacuateNode } from "./evacuate-node.ts";
 import { operationWorkflowId, type ModelState, type OperationRecord } from "./model-types.ts";
+import { installOnDemand, noteServed, runOnDemand } from "./on-demand.ts";
+import { publishAdapter } from "./publish-adapter.ts";
 import { rollingUpgrade } from "./rolling-upgrade.ts";
 import { operationSearchAttributes } from "./search-attributes.ts";
 
@@ -49,9 +51,9 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   setHandler(evacuateSignal, (command) => {
     if (!pending.some((o) => o.kind === "evacuate" && o.command.nodeId === command.nodeId && o.state === "queued")) enqueue({ kind: "evacuate", command });
   });
-  // A dead replica: serve the desired state again, unless parked or a repair is already queued.
+  // A dead replica: serve the desired state again, unless parked, asleep or a repair is already queued.
   setHandler(repairSignal, () => {
-    if (!state.desired || state.parked || pending.some((o) => o.state === "queued" && o.kind === "serve")) return;
+    if (!state.desired || state.parked || state.onDemand?.phase === "sleeping" || pending.some((o) => o.state === "queued" && o.kind === "serve")) return;
     enqueue({ kind: "serve", command: { ...state.desired }, repair: true });
   });
   setHandler(serveUpdate, (command) => {
@@ -78,6 +80,9 @@ export async function modelEntity(initial: ModelState): Promise<void> {
       roomInQueue();
     },
   });
+  setHandler(publishUpdate, (command) => enqueue({ kind: "publish", command }), { validator: (_cmd) => roomInQueue() });
+
+  installOnDemand(state, pending, enqueue);
 
   for (;;) {
     await condition(() => pending.length > 0 || tooLong());
@@ -111,6 +116,15 @@ export async function modelEntity(initial: ModelState): Promise<void> {
         if (op.decision.decision === "promoted") {
           state.desired = { version: c.version, engine: c.engine, args: c.args, contextLength: c.contextLength, replicas: state.desired?.replicas ?? 1 };
         }
+      } else if (op.kind === "publish") {
+        await executeChild(publishAdapter, {
+          workflowId: op.id,
+          args: [{ model: state.name, ...op.command }],
+          typedSearchAttributes: operationSearchAttributes(state.name, "publish"),
+          memo: { summary: `publish LoRA adapter ${op.command.name} to ${state.name}, one replica at a time` },
+        });
+      } else if (op.kind === "wake" || op.kind === "sleep") {
+        await runOnDemand(state, op);
       } else if (op.kind === "serve") {
         await executeChild(serveModel, {
           workflowId: op.id,
@@ -119,6 +133,7 @@ export async function modelEntity(initial: ModelState): Promise<void> {
           memo: { summary: `serve ${state.name} ${op.command.version} on ${op.command.engine} ×${op.command.replicas}` },
         });
         state.desired = op.command;
+        noteServed(state);
       } else {
         const c = op.command;
         const { replicas } = await executeChild(rollingUpgrade, {

@@ -1,5 +1,6 @@
 // Shapes shared by the model workflows, the activities and the admin API. Types only: a workflow
 // bundle must not pull in code with I/O.
+import type { OnDemandState, SleepCommand, WakeCommand } from "./on-demand-types.ts";
 
 /** What an operator asks a model to serve. */
 export interface ServeCommand {
@@ -42,6 +43,7 @@ export interface ReplicaRef {
 export type OperationPhase =
   | "queued"
   | "placing"
+  | "fetching"
   | "starting"
   | "waiting-ready"
   | "smoke-test"
@@ -50,7 +52,8 @@ export type OperationPhase =
   | "paused"
   | "rolling-back"
   | "done"
-  | "failed";
+  | "failed"
+  | "loading";
 
 /** Progress of one operation, answered by its workflow's `progress` query. */
 export interface OperationProgress {
@@ -60,10 +63,21 @@ export interface OperationProgress {
   ready: number;
   message: string;
   replicas: ReplicaRef[];
+  /** Weights being fetched, by node: bytes held of total and the current rate (bytes/s). */
+  fetch?: Record<string, FetchProgressReport>;
   /** Rolling upgrades: waves finished of all. */
   waves?: { done: number; total: number };
   /** Canaries: the figures of each window and, at the end, the decision. */
   canary?: { windows: CanaryWindow[]; decision: CanaryDecision | null };
+}
+
+/** A fetch's progress on one node, as the fetch activity signals it to its workflow. */
+export interface FetchProgressReport {
+  nodeId: string;
+  bytes: number;
+  total: number;
+  bytesPerSecond: number;
+  done: boolean;
 }
 
 /** One operation in a model's log, kept by the entity workflow. */
@@ -110,6 +124,9 @@ export type OperationRecord = (
   | { kind: "upgrade"; command: UpgradeCommand }
   | { kind: "evacuate"; command: EvacuateCommand }
   | { kind: "canary"; command: CanaryCommand; decision?: CanaryDecision }
+  | { kind: "wake"; command: WakeCommand }
+  | { kind: "sleep"; command: SleepCommand }
+  | { kind: "publish"; command: PublishCommand }
 ) & {
   id: string;
   state: "queued" | "running" | "completed" | "failed";
@@ -126,7 +143,22 @@ export interface ModelState {
   failedRepairs?: number;
   /** Why the model stopped repairing itself; a serve command clears it. */
   parked?: string | null;
+  /** Sleeping, waking or serving, and since when; set by every serve, wake and sleep. */
+  onDemand?: OnDemandState;
 }
 
+/** A model's entity workflow as its first command starts it. */
+export const newModelState = (name: string): ModelState => ({ name, desired: null, seq: 0, operations: [] });
+
 export const modelWorkflowId = (name: string) => `model/${name}`;
+/** A LoRA adapter (a ModelAdapter row) loaded onto the model's replicas, one at a time. */
+export interface PublishCommand {
+  adapterId: string;
+  name: string;
+}
+
+export interface PublishInput extends PublishCommand {
+  model: string;
+}
+
 export const operationWorkflowId = (name: string, kind: string, seq: number) => `model/${name}/${kind}/${seq}`;

@@ -1,8 +1,9 @@
 // Steps shared by the workflows that add and remove replicas: start and bring up (ready, smoke
 // test, into the router), and retire (out of the router, in-flight requests finish, stop).
-import { CancellationScope, proxyActivities, uuid4 } from "@temporalio/workflow";
+import { CancellationScope, patched, proxyActivities, uuid4 } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
-import type { ReplicaRef } from "./model-types.ts";
+import type { FetchProgressReport, ReplicaRef } from "./model-types.ts";
+import { weightsFor } from "./fetch-steps.ts";
 
 export const quick = proxyActivities<Activities>({
   startToCloseTimeout: "30 seconds",
@@ -38,7 +39,7 @@ export async function addReplicas(
   spec: VersionSpec,
   count: number,
   started: ReplicaRef[],
-  on: { started?: (r: ReplicaRef) => void; ready?: (r: ReplicaRef) => void } = {},
+  on: { fetch?: (p: FetchProgressReport) => void; started?: (r: ReplicaRef) => void; ready?: (r: ReplicaRef) => void } = {},
   avoid: string[] = [],
 ): Promise<void> {
   if (count <= 0) return;
@@ -47,9 +48,11 @@ export async function addReplicas(
   const places = await quick.placeReplicas({ model: spec.model, version: spec.version, versionId: spec.versionId, replicaIds, avoid });
   // Placed rows are undone like started ones.
   for (const pl of places) started.push({ id: pl.replicaId, model: spec.model, version: spec.version, nodeId: pl.nodeId, url: "" });
+  // A run that began before weights were fetched replays as it ran then (no fetch step).
+  const weights = patched("fetch-weights") ? weightsFor(spec.versionId, on.fetch) : null;
   await Promise.all(
     places.map(async (pl) => {
-      const replica = await quick.startReplica({ replicaId: pl.replicaId, ...spec, nodeId: pl.nodeId, gpus: pl.gpus });
+      const replica = await quick.startReplica({ replicaId: pl.replicaId, ...spec, nodeId: pl.nodeId, gpus: pl.gpus, weights: await weights?.(pl.nodeId, pl.replicaId) });
       on.started?.(replica);
       await bringUp(replica);
       on.ready?.(replica);

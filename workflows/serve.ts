@@ -33,6 +33,12 @@ export async function serveModel(input: ServeInput): Promise<{ replicas: Replica
     progress.message = `starting ${need} replica(s)`;
     try {
       await addReplicas({ model: input.model, version: input.version, versionId, engine: input.engine, args: input.args }, need, started, {
+        fetch: (f) => {
+          (progress.fetch ??= {})[f.nodeId] = f;
+          if (progress.phase !== "starting" && progress.phase !== "fetching") return;
+          progress.phase = f.done ? "starting" : "fetching";
+          progress.message = f.done ? `weights on ${f.nodeId}` : `fetching weights to ${f.nodeId}: ${f.bytes} of ${f.total || "?"} bytes`;
+        },
         started: () => void (progress.phase = "waiting-ready"),
         ready: (r) => {
           progress.ready += 1;
@@ -42,7 +48,7 @@ export async function serveModel(input: ServeInput): Promise<{ replicas: Replica
       });
     } catch (err) {
       progress.phase = "failed";
-      progress.message = err instanceof Error ? err.message : String(err);
+      progress.message = innermostMessage(err);
       await undo(started);
       throw err;
     }
@@ -56,4 +62,11 @@ export async function serveModel(input: ServeInput): Promise<{ replicas: Replica
   progress.phase = "done";
   progress.message = `${progress.ready}/${progress.wanted} ready`;
   return { replicas: progress.replicas };
+}
+
+/** What went wrong, not "activity task failed": the innermost cause's message. */
+function innermostMessage(err: unknown): string {
+  let e: unknown = err;
+  while (e instanceof Error && e.cause instanceof Error) e = e.cause;
+  return e instanceof Error ? e.message : String(e);
 }

@@ -1,5 +1,5 @@
-// How the agent starts one kind of engine: the command line, the environment, and where the engine
-// answers its health check and serves its metrics.
+// How the agent starts one kind of engine: the command line, the environment, where the engine
+// answers its health check (and how to read that answer) and where it serves its metrics.
 
 /** What the catalog and the agent settle for one replica. */
 export interface LaunchSpec {
@@ -29,8 +29,46 @@ export interface EngineAdapter {
   /** null when the arguments are acceptable, otherwise why not. */
   validateArgs(args: string[]): string | null;
   healthPath: string;
+  /**
+   * What one answer of healthPath says, read the way this engine serves it; absent: readHealthStatus.
+   * Pure, so each engine's recorded answers are tested without the engine (tests/fixtures/health).
+   */
+  readHealth?: (status: number, body: string) => HealthReading;
   /** Where Prometheus metrics are, or null when the engine serves none. */
   metricsPath: string | null;
+  /** Loads LoRA adapters at run time through vLLM's /v1/load_lora_adapter; absent: it cannot. */
+  loraAdapters?: boolean;
+}
+
+/** One health answer: whether the engine may take requests and, when not (or busy), why. */
+export interface HealthReading {
+  ready: boolean;
+  reason?: string;
+}
+
+/** For an engine whose health path says all with its status: 200 is ready, anything else is not. */
+export function readHealthStatus(status: number, body = ""): HealthReading {
+  if (status === 200) return { ready: true };
+  const message = errorMessage(parseJson(body));
+  return { ready: false, reason: `health answered ${status}${message ? `: ${message}` : ""}` };
+}
+
+/** A health body as JSON, or undefined when it is empty or not JSON (engines answer both ways). */
+export function parseJson(body: string): unknown {
+  if (!body.trim()) return undefined;
+  try {
+    return JSON.parse(body) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The message of an error body in OpenAI's ({error: {message}}) or FastAPI's ({detail}) shape, else null. */
+export function errorMessage(json: unknown): string | null {
+  if (json === null || typeof json !== "object") return null;
+  const { error, detail, message } = json as { error?: unknown; detail?: unknown; message?: unknown };
+  const m = error !== null && typeof error === "object" ? (error as { message?: unknown }).message : (error ?? detail ?? message);
+  return typeof m === "string" && m ? m.slice(0, 200) : null;
 }
 
 /** The request environment variable holding the key the engine must demand of callers. */

@@ -73,7 +73,7 @@ export async function startStandin(input: z.input<typeof standinSettings>): Prom
     log.push({ kind: "start", prompt_id: id, at: Date.now() });
     send("execution_start", { prompt_id: id, timestamp: Date.now() }, client);
     const outputs: HistoryEntry["outputs"] = {};
-    const messages: HistoryEntry["status"]["messages"] = [["execution_start", { prompt_id: id }]];
+    const messages: HistoryEntry["status"]["messages"] = [["execution_start", { prompt_id: id, timestamp: Date.now() }]];
     const seed = Number(Object.values(graph).find((n) => n.inputs.seed !== undefined)?.inputs.seed ?? 0);
     try {
       for (const [nodeId, node] of Object.entries(graph)) {

@@ -1,9 +1,11 @@
-// ComfyUI (`python main.py` in its install directory, LLMGW_COMFYUI_DIR): it has no keys of its
-// own, so it listens on loopback only, for a key-checking gate to sit in front (a later piece).
-// Health is /system_stats; it serves no Prometheus metrics. Its models are found through its own
-// model folders, so the weights path is not on the command line.
+// ComfyUI (`python main.py` in its install directory, LLMGW_COMFYUI_DIR) has no keys of its own, so
+// the agent starts the gate (agent/engines/comfyui-gate.ts) on the replica's port, and the gate
+// starts ComfyUI as its child on loopback and lets through only requests with the replica's key
+// (LLMGW_ENGINE_API_KEY in the environment). Health is the gate's /health (ComfyUI's /system_stats
+// answering); it serves no Prometheus metrics. Its models are found through its own model folders,
+// so the weights path is not on the command line.
 import path from "node:path";
-import { python, type EngineAdapter } from "./adapter.ts";
+import { ENGINE_HOST, python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
 import { SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const READS_FILES = "reads a file the agent did not fetch";
@@ -34,21 +36,21 @@ function useStandin(args: readonly string[]): boolean {
   return process.env.LLMGW_COMFYUI_STANDIN === "1" || args.includes(STANDIN_ARG);
 }
 
+/** What the gate runs behind it; the gate adds --listen 127.0.0.1 --port <its loopback port>. */
+function engineCommand(s: LaunchSpec): string[] {
+  if (useStandin(s.args)) return [process.execPath, "--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-standin.ts"), ...s.args.filter((a) => a !== STANDIN_ARG)];
+  const dir = process.env.LLMGW_COMFYUI_DIR || "ComfyUI";
+  return [python(), path.join(dir, "main.py"), "--disable-auto-launch", ...s.args];
+}
+
 export const comfyui: EngineAdapter = {
   command(s) {
-    if (useStandin(s.args)) {
-      return {
-        command: process.execPath,
-        args: ["--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-standin.ts"), "--listen", "127.0.0.1", "--port", String(s.port), ...s.args.filter((a) => a !== STANDIN_ARG)],
-      };
-    }
-    const dir = process.env.LLMGW_COMFYUI_DIR || "ComfyUI";
     return {
-      command: python(),
-      args: [path.join(dir, "main.py"), "--listen", "127.0.0.1", "--port", String(s.port), "--disable-auto-launch", ...s.args],
+      command: process.execPath,
+      args: ["--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-gate.ts"), "--port", String(s.port), "--host", ENGINE_HOST, "--", ...engineCommand(s)],
     };
   },
   validateArgs: (args) => refusedFlag(args, COMFYUI_FLAGS),
-  healthPath: "/system_stats",
+  healthPath: "/health",
   metricsPath: null,
 };

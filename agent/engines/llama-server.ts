@@ -1,6 +1,6 @@
 // llama.cpp's `llama-server`: one GGUF file (or a hub repo it fetches itself), an OpenAI API,
 // /health and, with --metrics, Prometheus /metrics. It reads its key from LLAMA_API_KEY.
-import { ENGINE_HOST, contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
+import { ENGINE_HOST, contextArgs, errorMessage, keyEnv, parseJson, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const READS_FILES = "reads a file the agent did not fetch";
@@ -51,5 +51,24 @@ export const llamaServer: EngineAdapter = {
   },
   validateArgs: (args) => refusedFlag(args, LLAMA_SERVER_FLAGS),
   healthPath: "/health",
+  readHealth: readLlamaServerHealth,
   metricsPath: "/metrics",
 };
+
+/**
+ * llama-server's /health. Current builds: 200 {"status":"ok"} once the model is loaded, 503 with an
+ * OpenAI error body ("Loading model", type unavailable_error) before. Older builds: 503 {"status":
+ * "loading model"}, 500 {"status":"error"} when the model failed to load, and {"status":"no slot
+ * available"} when every slot is busy — a loaded model, so ready, with the reason said.
+ */
+export function readLlamaServerHealth(status: number, body: string): HealthReading {
+  const json = parseJson(body);
+  const said = json !== null && typeof json === "object" ? (json as { status?: unknown }).status : undefined;
+  if (said === "ok" && status === 200) return { ready: true };
+  if (said === "no slot available") return { ready: true, reason: "all slots busy" };
+  if (said === "loading model") return { ready: false, reason: "loading model" };
+  if (said === "error") return { ready: false, reason: "the model failed to load" };
+  const message = errorMessage(json);
+  if (status === 503 && message) return { ready: false, reason: message.toLowerCase() };
+  return readHealthStatus(status, body);
+}

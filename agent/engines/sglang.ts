@@ -2,7 +2,7 @@
 // Prometheus /metrics. SGLang takes its key only as --api-key, so the module is run by a one-line
 // launcher that appends the key from the environment inside Python: it never shows in
 // /proc/<pid>/cmdline.
-import { ENGINE_API_KEY_ENV, ENGINE_HOST, contextArgs, python, type EngineAdapter } from "./adapter.ts";
+import { ENGINE_API_KEY_ENV, ENGINE_HOST, contextArgs, python, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const RUNS_CODE = "runs code that is not the engine's";
@@ -47,5 +47,16 @@ export const sglang: EngineAdapter = {
   },
   validateArgs: (args) => refusedFlag(args, SGLANG_FLAGS),
   healthPath: "/health",
+  readHealth: readSglangHealth,
   metricsPath: "/metrics",
 };
+
+/**
+ * SGLang's /health (its /health_generate, the same check, always runs one token): 200 with an empty
+ * body when serving; 503 with an empty body while the server is still starting (warming up), while
+ * it shuts down, or when its one-token check found the scheduler stuck — the status says no more.
+ */
+export function readSglangHealth(status: number, body: string): HealthReading {
+  if (status === 503) return { ready: false, reason: "starting, stopping, or failing its one-token check (health answered 503)" };
+  return readHealthStatus(status, body);
+}

@@ -9,6 +9,7 @@
 //   node --import tsx agent/engines/sim-server.ts --port 18001 --model sim-chat [--ttft-ms 0]
 //     [--tokens-per-second 0] [--slots 64] [--load-delay-ms 0] [--max-tokens-default 16]
 //     [--context-length 4096] [--api-key-env NAME] [--host 0.0.0.0] [--prefix-cache-ttft-ms N]
+//     [--lora-load-ms 0]   (LoRA adapters at run time: sim-lora.ts)
 // Every flag also reads SIM_<NAME> from the environment (SIM_TTFT_MS, ...) when absent.
 import http from "node:http";
 import { realpathSync } from "node:fs";
@@ -21,6 +22,7 @@ import { log, setLogProcess } from "../../common/logging.ts";
 import { sampleJsonObject, sampleObject, sampleValue } from "./sim-json.ts";
 import { chatLogprobs, chatTokenLogprob, completionLogprobs } from "./sim-logprobs.ts";
 import { PrefixCache, promptPrefix, type PromptPrefix } from "./sim-prefix-cache.ts";
+import { SimLoras } from "./sim-lora.ts";
 
 // ---------------------------------------------------------------------------------------------
 // Settings
@@ -38,6 +40,8 @@ export const simSettingsSchema = z
     loadDelayMs: z.coerce.number().finite().min(0).max(86_400_000).default(0),
     maxTokensDefault: z.coerce.number().int().min(1).max(1_000_000).default(16),
     contextLength: z.coerce.number().int().min(1).max(100_000_000).default(4096),
+    /** How long loading a LoRA adapter (/v1/load_lora_adapter) takes. */
+    loraLoadMs: z.coerce.number().finite().min(0).max(600_000).default(0),
     /** Every chat answer thinks first (reasoning_content), as a reasoning model behind vLLM's reasoning parser does. */
     reasoning: z.union([z.boolean(), z.stringbool()]).default(false),
     apiKeyEnv: z
@@ -66,6 +70,7 @@ export const SIM_FLAGS: Readonly<Record<string, { key: keyof SimSettings; env: s
   "--context-length": { key: "contextLength", env: "SIM_CONTEXT_LENGTH" },
   "--api-key-env": { key: "apiKeyEnv", env: "SIM_API_KEY_ENV" },
   "--reasoning": { key: "reasoning", env: "SIM_REASONING" },
+  "--lora-load-ms": { key: "loraLoadMs", env: "SIM_LORA_LOAD_MS" },
 };
 
 /** Splits `--flag value` / `--flag=value` pairs; throws on anything else. */
@@ -487,21 +492,9 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
   let onIdle: (() => void) | null = null;
 
   // Precomputed bodies and headers.
-  const modelsBody = JSON.stringify({
-    object: "list",
-    data: [
-      {
-        id: s.model,
-        object: "model",
-        created,
-        owned_by: "vllm",
-        root: s.model,
-        parent: null,
-        max_model_len: s.contextLength,
-        permission: [],
-      },
-    ],
-  });
+  const baseModel = { id: s.model, object: "model", created, owned_by: "vllm", root: s.model, parent: null, max_model_len: s.contextLength, permission: [] };
+  const modelsBody = JSON.stringify({ object: "list", data: [baseModel] });
+  const loras = new SimLoras(s.loraLoadMs);
   const notFoundBody = errorBody("Not Found", "invalid_request_error", null, null);
   const unauthorizedBody = errorBody(
     "Incorrect API key provided. You can find your API key in your settings.",
@@ -1061,6 +1054,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       return;
     }
     try {
+      const named = (body as { model?: unknown }).model;
+      if (typeof named === "string" && loras.has(named)) loras.served(named);
       if (route === "embeddings") handleEmbeddings(body as Record<string, unknown>, res, reqId);
       else admit(parseCommon(body as Record<string, unknown>, route, reqId, arrival), res);
     } catch (e) {
@@ -1095,8 +1090,19 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       else if (url === "/v1/embeddings") route = "embeddings";
       else if (url === "/v1/models") {
         drain(req);
-        if (method === "GET") send(res, 200, modelsBody, reqId);
+        if (method === "GET") send(res, 200, loras.loads.length === 0 ? modelsBody : JSON.stringify({ object: "list", data: [baseModel, ...loras.models(s.model)] }), reqId);
         else sendError(res, 405, "Method Not Allowed", null, reqId);
+        return;
+      } else if (url === "/v1/load_lora_adapter" || url === "/v1/unload_lora_adapter") {
+        if (method !== "POST") {
+          drain(req);
+          sendError(res, 405, "Method Not Allowed", null, reqId);
+          return;
+        }
+        void readJson(req).then(async (body) => {
+          const a = url === "/v1/load_lora_adapter" ? await loras.load(body) : loras.unload(body);
+          send(res, a.status, a.body, reqId, a.type === "text" ? "text/plain; charset=utf-8" : JSON_TYPE);
+        });
         return;
       }
       if (route === null) {
@@ -1128,6 +1134,8 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
       else send(res, 503, stopping ? stoppingBody : loadingBody, reqId);
     } else if (url === "/metrics" && method === "GET") {
       send(res, 200, metricsText(), reqId, "text/plain; version=0.0.4; charset=utf-8");
+    } else if (url === "/debug/lora" && method === "GET") {
+      send(res, 200, JSON.stringify({ loads: loras.loads, requests: Object.fromEntries(loras.requests) }), reqId);
     } else if (url === "/version" && method === "GET") {
       send(res, 200, '{"version":"sim"}', reqId);
     } else send(res, 404, notFoundBody, reqId);
@@ -1167,6 +1175,17 @@ export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
   }
 
   return { port, close };
+}
+
+/** A small JSON body; undefined when it is not JSON (the caller answers as vLLM does). */
+async function readJson(req: http.IncomingMessage): Promise<unknown> {
+  const parts: Buffer[] = [];
+  for await (const c of req) parts.push(c as Buffer);
+  try {
+    return JSON.parse(Buffer.concat(parts).toString("utf8")) as unknown;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Reads and discards a body we do not need, so the connection can be reused. */

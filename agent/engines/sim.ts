@@ -14,7 +14,7 @@ const AGENT_FLAGS = new Set(["--port", "--model", "--host"]);
  * directory, so that `--import tsx` resolves. An API key travels in the environment: the agent
  * adds it to `env` under the name given with `--api-key-env`.
  */
-export function simCommand(opts: { port: number; model: string; args: string[]; repoRoot: string; env?: Readonly<Record<string, string>> }): {
+export function simCommand(opts: { port: number; model: string; args: string[]; repoRoot: string; env?: Readonly<Record<string, string>>; weights?: string }): {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -33,7 +33,8 @@ export function simCommand(opts: { port: number; model: string; args: string[]; 
       // The key the agent was given, unless the catalog names its own variable.
       ...(opts.env?.[ENGINE_API_KEY_ENV] && !opts.args.some((a) => a.startsWith("--api-key-env")) ? ["--api-key-env", ENGINE_API_KEY_ENV] : []),
     ],
-    env: {},
+    // The sim loads nothing, but is given its weights as a real engine is (what Fetch returned).
+    env: opts.weights ? { LLMGW_WEIGHTS: opts.weights } : {},
   };
 }
 
@@ -62,4 +63,4 @@ export function validateSimArgs(args: string[]): string | null {
   return null;
 }
 
-export const simAdapter: EngineAdapter = { command: simCommand, validateArgs: validateSimArgs, healthPath: SIM_HEALTH_PATH, metricsPath: "/metrics" };
+export const simAdapter: EngineAdapter = { command: simCommand, validateArgs: validateSimArgs, healthPath: SIM_HEALTH_PATH, metricsPath: "/metrics", loraAdapters: true };

@@ -1,6 +1,6 @@
 // vLLM (`vllm serve <model>`): an OpenAI API, /health, Prometheus /metrics. It reads its key from
 // VLLM_API_KEY, so the key never shows in the process list.
-import { ENGINE_HOST, contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
+import { ENGINE_HOST, contextArgs, keyEnv, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const RUNS_CODE = "runs code that is not the engine's";
@@ -43,5 +43,18 @@ export const vllm: EngineAdapter = {
   },
   validateArgs: (args) => refusedFlag(args, VLLM_FLAGS),
   healthPath: "/health",
+  readHealth: readVllmHealth,
   metricsPath: "/metrics",
+  // Needs --enable-lora in the catalog's args and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True on the node.
+  loraAdapters: true,
 };
+
+/**
+ * vLLM's /health: 200 with an empty body (its HTTP server listens only once the model is loaded, so
+ * while loading the port refuses); once the engine core has died, 503 with an empty body (older V0
+ * builds: 500 "Internal Server Error") and every request fails until the process is restarted.
+ */
+export function readVllmHealth(status: number, body: string): HealthReading {
+  if (status === 500 || status === 503) return { ready: false, reason: `the engine is dead (health answered ${status})` };
+  return readHealthStatus(status, body);
+}

@@ -80,11 +80,14 @@ async function transfer(job: FileJob, onBytes: OnBytes): Promise<void> {
 }
 
 /** Why the .part is not the file the job names, or null when it is. */
-async function mismatch(job: FileJob): Promise<string | null> {
+async function mismatch(job: FileJob, onBytes: OnBytes): Promise<string | null> {
   const part = partPath(job.dest);
-  if (job.size !== undefined && sizeOf(part) !== job.size) return `size is ${sizeOf(part)} bytes, expected ${job.size}`;
+  const size = sizeOf(part);
+  if (job.size !== undefined && size !== job.size) return `size is ${size} bytes, expected ${job.size}`;
   if (job.sha256) {
-    const got = await sha256File(part);
+    // Hashing a large file takes a while: it goes on reporting the bytes held, so a caller that
+    // bounds a fetch by its progress does not take the check for a stall.
+    const got = await sha256File(part, () => onBytes(size, size));
     if (got !== job.sha256.toLowerCase()) return `sha256 is ${got}, expected ${job.sha256.toLowerCase()}`;
   }
   return null;
@@ -95,7 +98,7 @@ async function run(job: FileJob, onBytes: OnBytes): Promise<void> {
   fs.mkdirSync(path.dirname(job.dest), { recursive: true, mode: 0o700 });
   for (let attempt = 1; ; attempt++) {
     await transfer(job, onBytes);
-    const wrong = await mismatch(job);
+    const wrong = await mismatch(job, onBytes);
     if (!wrong) break;
     fs.rmSync(partPath(job.dest), { force: true });
     if (attempt >= 2) {

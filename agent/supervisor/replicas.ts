@@ -7,9 +7,9 @@
 //   <dir>/data/<id>/           the engine's own directory (its HOME when it runs as the engine user)
 //
 // With an engine user (LLMGW_ENGINE_USER) engines run as that user, owning their log and directory.
-// States: STARTING until the engine's health path answers 200 (polled every 250 ms) and, on a node
-// with GPUs, the engine's process group holds each of its GPUs; then READY; EXITED with its exit
-// code once the process is gone.
+// States: STARTING until the engine's health path answers ready as its adapter reads it (by
+// default a 200; polled every 250 ms) and, on a node with GPUs, the engine's process group holds
+// each of its GPUs; then READY; EXITED with its exit code once the process is gone.
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import http from "node:http";
@@ -19,7 +19,7 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import type { ReplicaStatus, StartReplicaRequest__Output } from "../../common/proto.ts";
 import { log } from "../../common/logging.ts";
-import type { EngineAdapter } from "../engines/adapter.ts";
+import { readHealthStatus, type EngineAdapter } from "../engines/adapter.ts";
 import { ENGINES } from "../engines/registry.ts";
 import { LOG_CAP_BYTES, LOG_CAP_CHECK_MS, watchLogCap } from "./log-cap.ts";
 import { giveTo, type EngineUser } from "./engine-user.ts";
@@ -69,6 +69,8 @@ interface Replica {
   reportOnce?: boolean;
   /** StopReplica asked for this exit. */
   stopping?: boolean;
+  /** What the engine's health answer last gave as its reason (logged when it changes). */
+  healthReason?: string;
   /** Resolves when the process is known to be gone. */
   gone: Promise<void>;
   markGone: () => void;
@@ -131,14 +133,23 @@ export function isReplicaProcess(pid: number, port: number, id: string): boolean
   return argv.some((a) => a === p || a === `--port=${p}` || a.includes(id));
 }
 
-function probe(port: number, pathName: string): Promise<boolean> {
+/** Health bodies are a few bytes; more than this is not read. */
+const HEALTH_BODY_CAP = 4096;
+
+/** The health path's status and (capped) body; null when nothing answered in time. */
+function probe(port: number, pathName: string): Promise<{ status: number; body: string } | null> {
   return new Promise((resolve) => {
     const req = http.get({ host: "127.0.0.1", port, path: pathName, agent: false, timeout: 1000 }, (res) => {
-      res.resume();
-      resolve(res.statusCode === 200);
+      let body = "";
+      res.setEncoding("utf8");
+      res.on("data", (chunk: string) => {
+        if (body.length < HEALTH_BODY_CAP) body += chunk.slice(0, HEALTH_BODY_CAP - body.length);
+      });
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, body }));
+      res.on("close", () => resolve(null)); // cut off before its end (after it, a no-op)
     });
     req.on("timeout", () => req.destroy());
-    req.on("error", () => resolve(false));
+    req.on("error", () => resolve(null));
   });
 }
 
@@ -466,8 +477,15 @@ export class Supervisor {
 
   private async checkHealth(r: Replica): Promise<void> {
     if (r.state !== "REPLICA_STATE_STARTING") return;
-    const healthPath = this.adapterOf(r)?.healthPath ?? "/health";
-    if (!(await probe(r.rec.port, healthPath))) return;
+    const adapter = this.adapterOf(r);
+    const answer = await probe(r.rec.port, adapter?.healthPath ?? "/health");
+    if (!answer) return;
+    const health = (adapter?.readHealth ?? readHealthStatus)(answer.status, answer.body);
+    if (health.reason !== r.healthReason) {
+      r.healthReason = health.reason;
+      if (health.reason) log.info("replica health", { replica: r.rec.id, ready: health.ready, reason: health.reason });
+    }
+    if (!health.ready) return;
     const onGpus = this.opts.onGpus ?? onItsGpus;
     if (r.rec.gpus.length > 0 && !(await onGpus(r.rec.pid, r.rec.gpus))) return;
     if (r.state === "REPLICA_STATE_STARTING" && !this.closed) {

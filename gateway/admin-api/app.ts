@@ -6,7 +6,9 @@ import type { Redis } from "ioredis";
 import type { PrismaClient } from "../../common/db.ts";
 import { adminErrorHandler, AdminError } from "./errors.ts";
 import { catalogRoutes } from "./catalog.ts";
+import { comfyWorkflowRoutes } from "./comfy-workflows.ts";
 import { modelRoutes } from "./models.ts";
+import { modelSettingsRoutes } from "./model-settings.ts";
 import { nodeRoutes } from "./nodes.ts";
 import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
@@ -16,7 +18,9 @@ import { priceRoutes } from "./prices.ts";
 import { usageRoutes } from "./usage.ts";
 import { slurmRoutes } from "./slurm.ts";
 import { trainingRoutes } from "./training.ts";
+import { trainingPublishRoutes } from "./training-publish.ts";
 import { explainRoutes } from "./explain.ts";
+import { serveAdminOpenApi } from "./openapi.ts";
 import type { Registry } from "../router/registry.ts";
 
 export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: Registry }): express.Express {
@@ -30,9 +34,12 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
     next();
   });
   app.use("/api/v1", express.json({ limit: "1mb" }));
+  app.get("/api/v1/openapi.json", serveAdminOpenApi);
   app.use("/api/v1", nodeRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", catalogRoutes(opts.db));
+  app.use("/api/v1", comfyWorkflowRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
+  app.use("/api/v1", modelSettingsRoutes(opts.db));
   app.use("/api/v1", operationRoutes(opts.temporal));
   app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));
   app.use("/api/v1", priceRoutes(opts.db));
@@ -41,6 +48,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", auditRoutes(opts.db));
   app.use("/api/v1", slurmRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingRoutes(opts.db, opts.temporal, opts.taskQueue));
+  app.use("/api/v1", trainingPublishRoutes(opts.db, opts.temporal, opts.taskQueue));
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

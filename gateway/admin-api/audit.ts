@@ -30,7 +30,7 @@ export const sinceParam = z.union([
   z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
 ], { error: "a duration like 30m, 24h, 7d, or an ISO time" });
 
-const auditQuery = z.object({ since: sinceParam.default(() => new Date(Date.now() - UNIT_MS.d)), limit: z.coerce.number().int().min(1).max(10_000).default(1000) });
+export const auditQuery = z.object({ since: sinceParam.default(() => new Date(Date.now() - UNIT_MS.d)), limit: z.coerce.number().int().min(1).max(10_000).default(1000) });
 
 export function auditRoutes(db: PrismaClient): Router {
   const r = Router();

@@ -1,37 +1,52 @@
 // The catalog: models added from model.yaml (sent as JSON), removed, and asked where they would
 // go. Checks say what is wrong and where, including a profile no registered node could ever hold.
 import { Router } from "express";
-import type { PrismaClient } from "../../common/db.ts";
+import { z } from "zod";
+import { Prisma, type PrismaClient } from "../../common/db.ts";
 import { describeIssues, modelEntry, MODEL_NAME, type ModelEntry } from "../../common/catalog.ts";
 import { fleetView, requirementFor } from "../../activities/fleet.ts";
+import { memoryNeed } from "../../activities/memory-need.ts";
 import { place, USABLE_GPU_MEMORY, type FleetNode } from "../../activities/placement-plan.ts";
-import { AdminError } from "./errors.ts";
+import { AdminError, check } from "./errors.ts";
 
 const NODE_FRESH_MS = 30_000;
 
+/** The {name} of /models/{name}/… routes. */
+export const modelNamePath = z.object({ name: z.string().regex(MODEL_NAME, "letters, digits, . _ - (at most 64)") });
+
+const WHOLE = "a whole number from 1 to 1000";
+export const placementQuery = z.object({
+  replicas: z.coerce.number({ error: WHOLE }).int(WHOLE).min(1, WHOLE).max(1000, WHOLE).default(1),
+  version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, "a catalog version: letters, digits, . _ - (at most 64)").optional().describe("else the newest"),
+});
+
 /** A model name from the path, checked. */
 export function modelNameParam(raw: unknown): string {
-  const name = String(raw);
-  if (!MODEL_NAME.test(name)) throw new AdminError(400, "model name: letters, digits, . _ - (at most 64)", "name");
-  return name;
+  return check(modelNamePath, { name: String(raw) }).name;
 }
 
-/** Profiles that no node in the fleet could hold even when empty; an empty fleet proves nothing. */
+/**
+ * Profiles that no node in the fleet could hold even when empty, for any version (weights plus the
+ * KV cache of its context); an empty fleet proves nothing.
+ */
 function impossibleProfiles(entry: ModelEntry, fleet: FleetNode[]): string[] {
   if (fleet.length === 0) return [];
   const out: string[] = [];
   entry.profiles.forEach((p, i) => {
     if (!p.gpu) return;
-    const needMiB = p.gpu.min_memory_gb * 1024;
-    const fits = fleet.some(
-      (n) =>
-        Object.entries(p.labels).every(([k, v]) => n.labels[k] === v) &&
-        n.gpus.filter((g) => g.computeCapability >= p.gpu!.min_compute_capability && g.memoryTotalMiB * USABLE_GPU_MEMORY >= needMiB).length >= p.gpus_per_replica,
-    );
-    if (!fits) {
-      out.push(
-        `profiles.${i} (${p.name}): no node has ${p.gpus_per_replica} GPU(s) with compute capability ≥ ${p.gpu.min_compute_capability} and ${p.gpu.min_memory_gb} GB usable${Object.keys(p.labels).length ? ` and labels ${JSON.stringify(p.labels)}` : ""}`,
+    const gpus = Math.max(1, p.gpus_per_replica);
+    for (const v of entry.versions) {
+      const need = memoryNeed(v.memory, v.context_length, gpus, p.gpu.min_memory_gb);
+      const fits = fleet.some(
+        (n) =>
+          Object.entries(p.labels).every(([k, val]) => n.labels[k] === val) &&
+          n.gpus.filter((g) => g.computeCapability >= p.gpu!.min_compute_capability && g.memoryTotalMiB * USABLE_GPU_MEMORY >= need.perGpuMiB).length >= gpus,
       );
+      if (fits) continue;
+      out.push(
+        `profiles.${i} (${p.name}), version ${v.version}: no node has ${gpus} GPU(s) with compute capability ≥ ${p.gpu.min_compute_capability} and ${(need.perGpuMiB / 1024).toFixed(1)} GiB usable on each (${need.basis})${Object.keys(p.labels).length ? ` and labels ${JSON.stringify(p.labels)}` : ""}`,
+      );
+      return;
     }
   });
   return out;
@@ -55,13 +70,17 @@ export function catalogRoutes(db: PrismaClient): Router {
       routingProfile: entry.routing_profile,
       allowPickle: entry.allow_pickle,
       minReplicas: entry.min_replicas,
+      idleAfterMs: entry.idle_after ?? null,
+      wakeWaitMs: entry.wake_wait ?? null,
       profiles: entry.profiles,
+      providers: entry.providers,
+      fallbacks: entry.fallbacks,
     };
     const existed = await db.model.findUnique({ where: { name: entry.name } });
     await db.$transaction([
       db.model.upsert({ where: { name: entry.name }, create: { name: entry.name, ...model }, update: model }),
       ...entry.versions.map((v) => {
-        const data = { engine: v.engine, source: v.source, args: v.args, contextLength: v.context_length, maxOutput: v.max_output };
+        const data = { engine: v.engine, source: v.source, args: v.args, contextLength: v.context_length, maxOutput: v.max_output, memory: v.memory ?? Prisma.DbNull };
         const id = `${entry.name}@${v.version}`;
         return db.modelVersion.upsert({ where: { id }, create: { id, modelName: entry.name, version: v.version, ...data }, update: data });
       }),
@@ -80,11 +99,10 @@ export function catalogRoutes(db: PrismaClient): Router {
 
   r.get("/models/:name/placement", async (req, res) => {
     const name = modelNameParam(req.params.name);
-    const count = Number(req.query.replicas ?? 1);
-    if (!Number.isInteger(count) || count < 1 || count > 1000) throw new AdminError(400, "replicas: a whole number from 1 to 1000", "replicas");
+    const { replicas: count, version = "" } = check(placementQuery, req.query);
     const fleet = await fleetView({ db, nodeFreshMs: NODE_FRESH_MS }, name);
-    const p = place(fleet, await requirementFor({ db }, name, "", count, []));
-    res.json(p);
+    const need = await requirementFor({ db }, name, version, count, []);
+    res.json({ ...place(fleet, need), need: { per_gpu_mib: need.memory.perGpuMiB, gpus_per_replica: need.gpusPerReplica, basis: need.memory.basis } });
   });
 
   return r;

@@ -9,7 +9,7 @@ import { BANDS } from "../router/admission.ts";
 import type { Endpoint, Registry } from "../router/registry.ts";
 import { AdminError, check } from "./errors.ts";
 
-const explainBody = z
+export const explainBody = z
   .object({
     model: z.string().min(1),
     profile: z.enum(PROFILES).default("chat"),

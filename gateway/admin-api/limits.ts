@@ -10,9 +10,9 @@ import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { projectByName } from "./tenancy.ts";
 
-const target = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.string().min(1).max(200) });
+export const limitTarget = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.string().min(1).max(200) });
 const count = z.number().int().min(0).nullable().optional();
-const limitBody = z
+export const limitBody = z
   .object({ rpm: count, tpm: count, concurrent: count, monthlyBudget: z.number().nonnegative().nullable().optional() })
   .strict()
   .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget (null clears one)" });
@@ -68,7 +68,7 @@ export function limitRoutes(db: PrismaClient): Router {
   });
 
   r.put("/limits/:scope/:name", async (req, res) => {
-    const t = check(target, req.params);
+    const t = check(limitTarget, req.params);
     const b = check(limitBody, req.body);
     const id = await scopeId(db, t.scope, t.name);
     const data = {
@@ -88,7 +88,7 @@ export function limitRoutes(db: PrismaClient): Router {
   });
 
   r.delete("/limits/:scope/:name", async (req, res) => {
-    const t = check(target, req.params);
+    const t = check(limitTarget, req.params);
     const id = await scopeId(db, t.scope, t.name);
     const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
     if (!before) throw new AdminError(404, `no limits set for ${t.scope} '${t.name}'`, "name");

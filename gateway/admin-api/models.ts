@@ -18,10 +18,10 @@ const versionFields = {
   args: z.array(z.string().max(1000)).max(100).optional(),
   contextLength: z.number().int().positive().optional(),
 };
-const serveBody = z.object({ ...versionFields, replicas: z.number().int().min(0).max(1000) });
-const upgradeBody = z.object({ ...versionFields, version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/), wave: z.number().int().min(1).max(1000).default(1) });
+export const serveBody = z.object({ ...versionFields, replicas: z.number().int().min(0).max(1000) });
+export const upgradeBody = z.object({ ...versionFields, version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/), wave: z.number().int().min(1).max(1000).default(1) });
 const duration = z.union([z.number().int().positive(), z.string().regex(/^\d+(ms|s|m|h)$/).transform(parseDuration)]);
-const canaryBody = z.object({
+export const canaryBody = z.object({
   ...versionFields,
   version: z.string().regex(/^[A-Za-z0-9._-]{1,64}$/),
   weight: z.number().gt(0).lt(100),
@@ -33,7 +33,7 @@ const canaryBody = z.object({
   replicas: z.number().int().min(1).max(100).default(1),
   wave: z.number().int().min(1).max(1000).default(1),
 });
-const scaleBody = z.object({ replicas: z.number().int().min(0).max(1000) });
+export const scaleBody = z.object({ replicas: z.number().int().min(0).max(1000) });
 
 /** `90s`, `10m`, `2h`, `500ms` in milliseconds. */
 function parseDuration(s: string): number {
@@ -49,6 +49,18 @@ async function resolveVersion(db: PrismaClient, name: string, body: { engine?: s
   const v = await db.modelVersion.findFirst({ where: { modelName: name, ...(body.version ? { version: body.version } : {}) }, orderBy: { createdAt: "desc" } });
   if (!v) throw new AdminError(400, `model '${name}'${body.version ? ` has no version ${body.version}` : " is not in the catalog"}: add it (ctl model add -f) or give an engine`, "engine");
   return { engine: v.engine, version: v.version, args: body.args ?? (v.args as string[]), contextLength: body.contextLength ?? v.contextLength };
+}
+
+/** Starts model/<name> with an update when it is not running yet (its first command). */
+export function entityStart(name: string, taskQueue: string) {
+  return new WithStartWorkflowOperation("modelEntity", {
+    workflowId: modelWorkflowId(name),
+    taskQueue,
+    args: [{ name, desired: null, seq: 0, operations: [] }],
+    workflowIdConflictPolicy: "USE_EXISTING",
+    typedSearchAttributes: operationSearchAttributes(name, "model"),
+    memo: { summary: `model ${name}: desired state and its operations` },
+  });
 }
 
 export async function entityState(temporal: Client, name: string): Promise<ModelState | null> {
@@ -93,17 +105,8 @@ export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: strin
     res.status(202).json({ operationId, workflowId: operationId, modelWorkflowId: modelWorkflowId(name), uiUrl: workflowUiUrl(operationId) });
 
   /** Serve through the model's entity workflow, starting it if this is the model's first command. */
-  const serve = async (name: string, cmd: ServeCommand) => {
-    const start = new WithStartWorkflowOperation("modelEntity", {
-      workflowId: modelWorkflowId(name),
-      taskQueue,
-      args: [{ name, desired: null, seq: 0, operations: [] }],
-      workflowIdConflictPolicy: "USE_EXISTING",
-      typedSearchAttributes: operationSearchAttributes(name, "model"),
-      memo: { summary: `model ${name}: desired state and its operations` },
-    });
-    return temporal.workflow.executeUpdateWithStart(serveUpdate, { args: [cmd], startWorkflowOperation: start });
-  };
+  const serve = async (name: string, cmd: ServeCommand) =>
+    temporal.workflow.executeUpdateWithStart(serveUpdate, { args: [cmd], startWorkflowOperation: entityStart(name, taskQueue) });
 
   /** The desired state a running model has, for commands that change only part of it. */
   const desired = async (name: string): Promise<ServeCommand> => {

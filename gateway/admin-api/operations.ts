@@ -1,6 +1,7 @@
 // Long operations by their workflow id: progress (queried from the workflow), and steering —
-// pause, resume, abort — sent to it as signals.
+// pause, resume, abort, promote — sent to it as signals.
 import { Router } from "express";
+import { z } from "zod";
 import { WorkflowNotFoundError, type Client } from "@temporalio/client";
 import { workflowUiUrl } from "../../common/temporal.ts";
 import { abortSignal, pauseSignal, progressQuery, promoteSignal, resumeSignal } from "../../workflows/messages.ts";
@@ -8,6 +9,8 @@ import { entityState } from "./models.ts";
 import { AdminError } from "./errors.ts";
 
 const SIGNALS = { pause: pauseSignal, resume: resumeSignal, abort: abortSignal, promote: promoteSignal } as const;
+/** The {action} of POST /operations/{id}/{action}. */
+export const operationAction = z.object({ action: z.enum(Object.keys(SIGNALS) as (keyof typeof SIGNALS)[]) });
 
 function innermost(e: unknown): string {
   while (e instanceof Error && e.cause instanceof Error) e = e.cause;
@@ -36,11 +39,12 @@ export function operationRoutes(temporal: Client): Router {
     res.json({ id, status, progress, error, uiUrl: workflowUiUrl(id) });
   });
 
-  r.post("/operations/*id", async (req, res) => {
-    const parts = (req.params as { id: string[] }).id;
-    const action = parts.at(-1) as keyof typeof SIGNALS;
-    const id = parts.slice(0, -1).join("/");
-    if (!(action in SIGNALS)) throw new AdminError(404, `no action '${action}': pause, resume, abort or promote`, "action");
+  r.post("/operations/*id/:action", async (req, res) => {
+    const { id: parts, action: raw } = req.params as { id: string[]; action: string };
+    const id = parts.join("/");
+    const parsed = operationAction.safeParse({ action: raw });
+    if (!parsed.success) throw new AdminError(404, `no action '${raw}': pause, resume, abort or promote`, "action");
+    const { action } = parsed.data;
     try {
       await temporal.workflow.getHandle(id).signal(SIGNALS[action]);
     } catch (err) {

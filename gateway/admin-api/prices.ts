@@ -6,7 +6,7 @@ import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { modelNameParam } from "./catalog.ts";
 
-const strictPriceInput = priceInput.strict();
+export const strictPriceInput = priceInput.strict();
 
 export function priceRoutes(db: PrismaClient): Router {
   const r = Router();

@@ -18,8 +18,8 @@ const duration = z.union([
   z.number().int().min(0).max(30 * 86_400).transform((s) => s * 1000),
   z.string().regex(/^\d+[smhd]$/, "a duration like 90s, 30m, 2h or 1d").transform((s) => Number(s.slice(0, -1)) * UNIT_MS[s.slice(-1) as keyof typeof UNIT_MS]),
 ]);
-const lendBody = z.object({ force: z.boolean().default(false) });
-const reclaimBody = z.object({ deadline: duration.nullable().default(null) });
+export const lendBody = z.object({ force: z.boolean().default(false) });
+export const reclaimBody = z.object({ deadline: duration.nullable().default(null) });
 
 /** What llmgw makes of a node, from its cordon and its Slurm workflow's last run. */
 function llmgwState(cordoned: boolean, run: { type: string; status: string } | null): string {

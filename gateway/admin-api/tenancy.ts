@@ -13,15 +13,16 @@ import { AdminError, check } from "./errors.ts";
 const DEFAULT_ORG = "default";
 const DEFAULT_TEAM = "default";
 
-const projectBody = z.object({ name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)") });
-const keyBody = z.object({
+export const projectBody = z.object({ name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)") });
+export const keyBody = z.object({
   project: z.string().min(1),
   name: z.string().max(128).optional(),
   models: z.array(z.string().min(1)).optional(),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
 });
-const keyId = z.object({ id: z.string().min(1).max(64) });
-const rotateBody = z.object({ overlapSeconds: z.number().int().min(0).max(30 * 86_400).default(3_600) });
+export const keyId = z.object({ id: z.string().min(1).max(64) });
+export const rotateBody = z.object({ overlapSeconds: z.number().int().min(0).max(30 * 86_400).default(3_600) });
+export const keysQuery = z.object({ project: z.string().min(1).optional() });
 
 type KeyRow = { id: string; prefix: string; name: string | null; projectId: string; models: string[]; expiresAt: Date | null; revokedAt: Date | null };
 /** A key as the audit log and the API show it: never the secret, never its hash. */
@@ -116,7 +117,7 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
   });
 
   r.get("/keys", async (req, res) => {
-    const project = typeof req.query.project === "string" ? req.query.project : undefined;
+    const { project } = check(keysQuery, req.query);
     const rows = await db.apiKey.findMany({
       where: project ? { project: { name: project } } : {},
       include: { project: true },

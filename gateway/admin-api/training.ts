@@ -21,7 +21,7 @@ import { checkTrainingData } from "./training-data.ts";
 
 const MAX_CHUNK = 1 << 20;
 
-const startBody = z.object({
+export const startBody = z.object({
   base: z.string().min(1).max(300),
   data: z.string().min(1, "the data is empty"),
   gpuMemoryMiB: z.number().int().min(1).max(1 << 20),
@@ -39,7 +39,7 @@ const startBody = z.object({
     .default({}),
   gguf: z.boolean().default(false),
 });
-const chunkQuery = z.object({ offset: z.coerce.number().int().min(0), length: z.coerce.number().int().min(1).max(MAX_CHUNK).default(MAX_CHUNK) });
+export const chunkQuery = z.object({ offset: z.coerce.number().int().min(0), length: z.coerce.number().int().min(1).max(MAX_CHUNK).default(MAX_CHUNK) });
 
 function view(j: Job) {
   const input = j.input as { base?: string; gpuMemoryMiB?: number; params?: unknown; lines?: number };

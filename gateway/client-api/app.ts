@@ -7,6 +7,7 @@ import { log } from "../../common/logging.ts";
 import { keyFromHeaders, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { Registry } from "../router/registry.ts";
+import type { Waker } from "../router/wake.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { GatewayMetrics } from "../metrics.ts";
 import { anthropicRoutes } from "./anthropic/routes.ts";
@@ -30,6 +31,8 @@ export interface ClientApiDeps {
   usage: UsageRecorder;
   metrics: GatewayMetrics;
   bodyLimitBytes: number;
+  /** Wakes on-demand models and notes their last request; without it they answer 503 while asleep. */
+  waker?: Waker;
   /** The job routes need the store and Temporal; without them they are not served. */
   jobs?: JobsDeps;
 }

@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { Request, Response } from "express";
 import { log } from "../../common/logging.ts";
 import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
+import { fallbackFor } from "../router/fallback.ts";
 import { proxy, type ProxyRequest } from "../router/proxy.ts";
 import type { ClientApiDeps } from "./app.ts";
 import { ApiError } from "./errors.ts";
@@ -20,12 +21,15 @@ export async function forward(deps: ClientApiDeps, req: Authed, res: Response, m
   if (!modelAllowed(key.models, model)) {
     throw new ApiError("permission", `this key may not use model '${model}'`, { param: "model", code: "model_not_allowed" });
   }
-  const endpoints = deps.registry.endpoints(model);
-  if (endpoints.length === 0) {
+  let endpoints = deps.registry.endpoints(model);
+  // An on-demand model asleep: wake it and hold the request (gateway/router/wake.ts).
+  if (endpoints.length === 0 && deps.waker) endpoints = await deps.waker.awaitReplicas(model);
+  deps.waker?.touch(model);
+  if (endpoints.length === 0 && deps.registry.fallbacks(model).length === 0) {
     if (!deps.registry.known(model)) throw new ApiError("not_found", `model '${model}' does not exist`, { param: "model", code: "model_not_found" });
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
-  checkRequestLimits(p.path, p.body, deps.registry.limits(model), model);
+  checkRequestLimits(p.path, p.body, deps.registry.limits(model), model, endpoint);
   const admission = await deps.limits.admit(key);
   if (admission.refused) {
     deps.metrics.refused(model, admission.refused.opts.code ?? "rate_limit");
@@ -36,6 +40,12 @@ export async function forward(deps: ClientApiDeps, req: Authed, res: Response, m
   let replica: string | null = null;
   let spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
   try {
+    // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
+    const fallback = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
+    if (fallback !== null) {
+      [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback } }];
+      res.setHeader("x-llmgw-fallback", fallback);
+    }
     const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });
     status = out.status;
     ttftMs = out.ttftMs;

@@ -8,16 +8,20 @@ export type Method = "get" | "post" | "put" | "patch" | "delete";
 
 export interface Operation {
   method: Method;
-  /** Express style: /v1/files/:id. */
+  /** Express style: /v1/files/:id, or /ops/*id for a parameter that may hold slashes. */
   path: string;
   summary: string;
   tag: string;
   /** A JSON body checked by this schema; multipart bodies give requestContentType instead. */
   request?: z.ZodType;
   requestContentType?: string;
+  /** The handler takes a missing body as {}. */
+  bodyOptional?: boolean;
   /** Status → what comes back; a schema without a name is inlined. */
   responses: Record<string, { description: string; schema?: z.ZodType; contentType?: string }>;
   query?: z.ZodObject;
+  /** The schemas of path parameters the handler checks; any other is a plain string. */
+  params?: z.ZodObject;
   /** false for the few routes that need no credential. */
   auth?: boolean;
 }
@@ -34,8 +38,10 @@ export interface DocumentSpec {
   operations: Operation[];
 }
 
-/** Express's /v1/files/:id as OpenAPI's /v1/files/{id}. */
-export const openApiPath = (p: string): string => p.replace(/:([A-Za-z0-9_]+)/g, "{$1}");
+const PARAM = /[:*]([A-Za-z0-9_]+)/g;
+
+/** Express's /v1/files/:id (or a wildcard, *id) as OpenAPI's /v1/files/{id}. */
+export const openApiPath = (p: string): string => p.replace(PARAM, "{$1}");
 
 function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
   const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any", target: "draft-2020-12" }) as Record<string, unknown>;
@@ -53,7 +59,11 @@ export function buildOpenApi(spec: DocumentSpec): Record<string, unknown> {
   };
   const paths: Record<string, Record<string, unknown>> = {};
   for (const op of spec.operations) {
-    const params = [...op.path.matchAll(/:([A-Za-z0-9_]+)/g)].map((m) => ({ name: m[1], in: "path", required: true, schema: { type: "string" } }));
+    const params = [...op.path.matchAll(PARAM)].map((m) => {
+      const s = op.params?.shape[m[1]!] as z.ZodType | undefined;
+      const wild = m[0].startsWith("*") ? { description: "may hold slashes: send them as they are, or as %2F" } : {};
+      return { name: m[1], in: "path", required: true, ...wild, schema: s ? jsonSchema(s, "input") : { type: "string" } };
+    });
     if (op.query) {
       for (const [name, s] of Object.entries(op.query.shape)) params.push({ name, in: "query", required: !(s as z.ZodType).safeParse(undefined).success, schema: jsonSchema(s as z.ZodType, "input") as never });
     }
@@ -63,7 +73,7 @@ export function buildOpenApi(spec: DocumentSpec): Record<string, unknown> {
     }
     responses.default ??= { description: "An error, in this API's shape", content: { "application/json": { schema: ref(spec.error, "output") } } };
     const body = op.request
-      ? { required: true, content: { "application/json": { schema: ref(op.request, "input") } } }
+      ? { required: !op.bodyOptional, content: { "application/json": { schema: ref(op.request, "input") } } }
       : op.requestContentType
         ? { required: true, content: { [op.requestContentType]: { schema: {} } } }
         : undefined;
@@ -115,6 +125,27 @@ export function mountedRoutes(app: express.Express): MountedRoute[] {
   };
   walk((app as unknown as { router: { stack: LayerLike[] } }).router.stack, "");
   return out;
+}
+
+/** "GET /v1/files/{id}" for each operation a built document holds. */
+export function describedRoutes(doc: Record<string, unknown>): string[] {
+  return Object.entries(doc.paths as Record<string, Record<string, unknown>>).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`));
+}
+
+/**
+ * The routes an app mounts that its document does not describe, and the reverse: both empty when
+ * they agree. Mounted paths under one of `served` (pages beside the API) are left out.
+ */
+export function routeDrift(app: express.Express, doc: Record<string, unknown>, served: string[] = []): { mounted: string[]; undescribed: string[]; unmounted: string[] } {
+  const mounted = [
+    ...new Set(
+      mountedRoutes(app)
+        .filter((r) => !served.some((p) => r.path === p || r.path.startsWith(`${p}/`)))
+        .map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`),
+    ),
+  ];
+  const described = describedRoutes(doc);
+  return { mounted, undescribed: mounted.filter((r) => !described.includes(r)), unmounted: described.filter((r) => !mounted.includes(r)) };
 }
 
 const join = (a: string, b: string) => (a + (b === "/" ? "" : b)).replace(/\/+/g, "/") || "/";

@@ -1,15 +1,20 @@
 // A request held to the served model's limits before it reaches an engine, so a client gets a 400
 // that names its field rather than an engine's error or a silently shortened answer. OpenAI and
 // Anthropic both refuse (400) a max_tokens above the model's longest answer; so does this gateway.
+// A prompt and the answer it asks for are held to the context length by the estimate the embeddings
+// check and count_tokens use (no tokenizer on the hot path). Only the text is counted, not the chat
+// template, tools or pictures, which all add tokens: a request is refused only when even that is over.
 import type { VersionLimits } from "../router/registry.ts";
 import { ApiError } from "./errors.ts";
 
 const OUTPUT_FIELDS = ["max_tokens", "max_completion_tokens"] as const;
 
-/** Tokens of a text as the engines' simulator and count_tokens estimate them: 4 characters each. */
-export const approxTokens = (text: string): number => Math.max(1, Math.ceil(text.length / 4));
+/** Tokens of so many characters as the engines' simulator and count_tokens estimate them: 4 each. */
+const tokensOfChars = (chars: number): number => Math.max(1, Math.ceil(chars / 4));
+export const approxTokens = (text: string): number => tokensOfChars(text.length);
 
-export function checkRequestLimits(path: string, body: Record<string, unknown>, limits: VersionLimits | null, model: string): void {
+/** `endpoint` is the client's route when it differs from the engine's `path` (/v1/messages). */
+export function checkRequestLimits(path: string, body: Record<string, unknown>, limits: VersionLimits | null, model: string, endpoint = path): void {
   if (!limits) return;
   for (const field of OUTPUT_FIELDS) {
     const asked = body[field];
@@ -22,6 +27,44 @@ export function checkRequestLimits(path: string, body: Record<string, unknown>, 
     }
   }
   if (path === "/v1/embeddings") checkEmbeddingInputs(body.input, limits.contextLength, model);
+  else if (path === "/v1/chat/completions" && Array.isArray(body.messages)) checkContext(messagesTokens(body.messages), "messages", body, limits.contextLength, endpoint);
+  else if (path === "/v1/completions") checkContext(longestPrompt(body.prompt), "prompt", body, limits.contextLength, endpoint);
+}
+
+/** Tokens of a chat prompt's text (string contents and text parts), as the sim and count_tokens count them. */
+export function messagesTokens(messages: readonly unknown[]): number {
+  let chars = 0;
+  for (const m of messages) {
+    const content = (m as { content?: unknown } | null)?.content;
+    if (typeof content === "string") chars += content.length;
+    else if (Array.isArray(content)) {
+      for (const part of content as { type?: unknown; text?: unknown }[]) if (part?.type === "text" && typeof part.text === "string") chars += part.text.length;
+    }
+  }
+  return tokensOfChars(chars);
+}
+
+/** A completions prompt is one sequence per string or token array: the longest must fit. */
+function longestPrompt(prompt: unknown): number {
+  const items = typeof prompt === "string" || (Array.isArray(prompt) && typeof prompt[0] === "number") ? [prompt] : Array.isArray(prompt) ? prompt : [];
+  let most = 0;
+  for (const p of items) most = Math.max(most, typeof p === "string" ? approxTokens(p) : Array.isArray(p) ? p.length : 0);
+  return most;
+}
+
+/** The prompt and the answer asked for (max_completion_tokens, else max_tokens) must fit the context. */
+function checkContext(prompt: number, param: "messages" | "prompt", body: Record<string, unknown>, contextLength: number, endpoint: string): void {
+  const field = typeof body.max_completion_tokens === "number" ? "max_completion_tokens" : "max_tokens";
+  const asked = typeof body[field] === "number" ? (body[field] as number) : 0;
+  if (prompt + asked <= contextLength) return;
+  // Each API's own words: clients match on them ("maximum context length", "exceed context limit").
+  const message =
+    endpoint !== "/v1/messages"
+      ? `This model's maximum context length is ${contextLength} tokens. However, you requested about ${prompt + asked} tokens (about ${prompt} in the ${param}, ${asked} in the completion). Please reduce the length of the ${param} or completion.`
+      : prompt > contextLength
+        ? `prompt is too long: about ${prompt} tokens > ${contextLength} maximum`
+        : `input length and \`max_tokens\` exceed context limit: about ${prompt} + ${asked} > ${contextLength}, decrease input length or \`max_tokens\` and try again`;
+  throw new ApiError("invalid_request", message, { param, code: "context_length_exceeded" });
 }
 
 /** Each text of a batch on its own: the one that does not fit is named by its index. */

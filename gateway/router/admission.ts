@@ -48,17 +48,19 @@ export class Admission {
 
   /** Takes a slot now if one is free and no band of the same or higher priority is waiting. */
   tryAdmit(band: Band): boolean {
-    if (!this.enabled) {
-      this.take(band);
-      return true;
-    }
+    if (this.enabled && !this.hasRoom(band)) return false;
+    this.take(band);
+    return true;
+  }
+
+  /** Would tryAdmit take a slot now? (No state change: fallbacks ask it before choosing a model.) */
+  hasRoom(band: Band): boolean {
+    if (!this.enabled) return this.inUse < this.capacity();
     for (const b of BANDS) {
       if (this.queues[b].length) return false;
       if (b === band) break;
     }
-    if (!this.fits(band)) return false;
-    this.take(band);
-    return true;
+    return this.fits(band);
   }
 
   /** Waits for a slot; rejects with a 503 when the band's queue is full, a 504 after its longest wait. */

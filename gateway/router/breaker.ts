@@ -12,6 +12,8 @@ export class Breaker {
   openedAt = 0;
   /** A half-open breaker lets exactly one request through until it answers. */
   probing = false;
+  /** Set by hold(): the upstream itself said how long to stay away (Infinity: until rebuilt). */
+  heldMs = 0;
 
   constructor(
     readonly failuresToOpen = FAILURES_TO_OPEN,
@@ -22,12 +24,12 @@ export class Breaker {
   allows(now: number): boolean {
     if (this.state === "closed") return true;
     if (this.probing) return false;
-    return this.state === "half-open" || now - this.openedAt >= this.coolDownMs;
+    return this.state === "half-open" || now - this.openedAt >= this.waitMs();
   }
 
   /** A request was sent: past the cool-down, it is the probe. */
   begin(now: number): void {
-    if (this.state === "open" && now - this.openedAt >= this.coolDownMs) this.state = "half-open";
+    if (this.state === "open" && now - this.openedAt >= this.waitMs()) this.state = "half-open";
     if (this.state === "half-open") this.probing = true;
   }
 
@@ -35,15 +37,33 @@ export class Breaker {
     this.state = "closed";
     this.failures = 0;
     this.probing = false;
+    this.heldMs = 0;
   }
 
   failure(now: number): void {
     this.failures += 1;
     this.probing = false;
+    this.heldMs = 0;
     if (this.state === "half-open" || this.failures >= this.failuresToOpen) {
       this.state = "open";
       this.openedAt = now;
     }
+  }
+
+  /** How long an open breaker stays shut before its probe: as the upstream said, else the cool-down. */
+  private waitMs(): number {
+    return this.heldMs > 0 ? this.heldMs : this.coolDownMs;
+  }
+
+  /**
+   * Opens at once for `ms` (an outside key answering 429 with Retry-After; Infinity for a
+   * refused key): after it, one probe as after any opening.
+   */
+  hold(now: number, ms: number): void {
+    this.state = "open";
+    this.openedAt = now;
+    this.probing = false;
+    this.heldMs = ms;
   }
 
   /** The request ended without telling us anything (the client left): let another probe go. */

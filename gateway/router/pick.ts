@@ -1,6 +1,7 @@
 // Chooses the replica for a request by its routing profile. Replicas whose breaker is open, and
 // those tried already for this request, are passed over. Runs on every request: one pass over the
-// candidates, no allocation; ties are broken in turn so equal replicas share the load.
+// candidates, no allocation; ties are broken in turn so equal replicas share the load, or by weight
+// where endpoints carry one (outside keys), and load counts against an endpoint's weight.
 import type { Affinity } from "./affinity.ts";
 import type { Endpoint } from "./registry.ts";
 
@@ -35,6 +36,8 @@ export function pick(candidates: readonly Endpoint[], exclude: ReadonlySet<strin
   const fastEnough = fastEnoughOf(candidates, hints, now);
   let best: Endpoint | null = null;
   let bestScore = Infinity;
+  let tieWeight = 0;
+  const weighted = candidates[0]!.group.weighted;
   const start = turn++ % n;
   for (let i = 0; i < n; i++) {
     const e = candidates[(start + i) % n]!;
@@ -43,6 +46,11 @@ export function pick(candidates: readonly Endpoint[], exclude: ReadonlySet<strin
     if (score < bestScore) {
       best = e;
       bestScore = score;
+      tieWeight = e.weight;
+    } else if (weighted && score === bestScore) {
+      // One pass, weighted: each tied endpoint ends up chosen with its share of the tied weight.
+      tieWeight += e.weight;
+      if (Math.random() * tieWeight < e.weight) best = e;
     }
   }
   return best;
@@ -78,7 +86,7 @@ export function fastEnoughOf(candidates: readonly Endpoint[], hints: RouteHints,
 
 /** Lower is better. batch: the queue; long-context: KV cache in use, then the queue; chat: expected wait. */
 export function scoreOf(e: Endpoint, hints: RouteHints, fastEnough: number, now: number): number {
-  const queue = e.inflight + waitingOf(e, now);
+  const queue = (e.inflight + waitingOf(e, now)) / e.weight;
   if (hints.profile === "batch") return queue;
   if (hints.profile === "long-context") return kvUsageOf(e, now) * 1e6 + queue;
   return (queue + 1) * Math.max(e.ttft.get(now), fastEnough);

@@ -1,10 +1,13 @@
 // Sends a request to a replica and the answer back to the client. A connection failure or a 5xx
 // before the first byte is retried on another replica; once bytes have reached the client, never.
+// An outside provider's key that is refused (401/403) or at its limit (429) is passed over the same way.
 import type { IncomingHttpHeaders } from "node:http";
 import type { Request, Response } from "express";
 import { ApiError } from "../client-api/errors.ts";
 import { bandOf } from "./admission.ts";
 import { prefixHash } from "./affinity.ts";
+import { allKeysRefused, anotherUsable, isKeyRefusal, keyRefused } from "./provider-answers.ts";
+import { outsidePath } from "./providers.ts";
 import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
 import type { Endpoint } from "./registry.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
@@ -82,7 +85,12 @@ export async function proxy(req: Request, res: Response, endpoints: Endpoint[], 
 }
 
 async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, signal: AbortSignal): Promise<ProxyOutcome> {
-  const payload = JSON.stringify(p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body);
+  const body = p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body;
+  const payload = JSON.stringify(body);
+  // Outside providers get the body with their own model id, made once per request and model.
+  let outsideModel: string | null = null;
+  let outsidePayload = "";
+  let refusals = 0;
   const tried = new Set<string>();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     const now = Date.now();
@@ -92,15 +100,18 @@ async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hi
     e.breaker.begin(now);
     e.inflight++;
     const sent = performance.now();
+    const o = e.outside;
+    if (o !== null && o.model !== outsideModel) {
+      outsideModel = o.model;
+      outsidePayload = JSON.stringify({ ...body, model: o.model });
+    }
     let up;
     try {
-      up = await e.pool.request({
-        path: p.path,
-        method: "POST",
-        headers: { "content-type": "application/json", "x-request-id": p.requestId },
-        body: payload,
-        signal,
-      });
+      up = await e.pool.request(
+        o === null
+          ? { path: p.path, method: "POST", headers: { "content-type": "application/json", "x-request-id": p.requestId }, body: payload, signal }
+          : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload, signal },
+      );
     } catch {
       e.inflight--;
       if (signal.aborted) {
@@ -116,7 +127,18 @@ async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hi
       await up.body.dump().catch(() => undefined);
       continue;
     }
-    e.breaker.success();
+    if (o !== null && isKeyRefusal(up.statusCode)) {
+      keyRefused(e, up.statusCode, up.headers, Date.now());
+      // The last key at its limit: its 429 (and Retry-After) is the client's answer. Otherwise on to
+      // another key; a refusal is not a failed attempt (`tried` still bounds the loop).
+      if (up.statusCode !== 429 || anotherUsable(endpoints, tried, Date.now())) {
+        e.inflight--;
+        refusals++;
+        attempt--;
+        await up.body.dump().catch(() => undefined);
+        continue;
+      }
+    } else e.breaker.success();
     let out: ProxyOutcome;
     try {
       out = await (p.respond ?? relay)(res, e, up, p);
@@ -129,6 +151,9 @@ async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hi
       e.group.affinity.served(hints.session, hints.prefix, e.id);
     }
     return out;
+  }
+  if ((refusals > 0 && refusals === tried.size) || (tried.size === 0 && allKeysRefused(endpoints))) {
+    throw new ApiError("unavailable", "the outside provider refused every key this gateway holds for this model", { code: "outside_key_refused", retryAfterS: 5 });
   }
   throw new ApiError("unavailable", tried.size ? "every replica of this model failed to answer; try again" : "no replica of this model is ready", {
     retryAfterS: 1,
@@ -143,6 +168,8 @@ async function relay(res: Response, e: Endpoint, up: UpstreamResponse, p: ProxyR
   if (!p.stream || up.statusCode !== 200 || !ctype.startsWith("text/event-stream")) {
     const text = await up.body.text();
     const ttftMs = performance.now() - p.started;
+    // An engine's or outside provider's "come back later" reaches the client.
+    if (up.statusCode >= 400 && up.headers["retry-after"] !== undefined) res.setHeader("retry-after", up.headers["retry-after"]);
     // Plain node, not express's send (charset, ETag and freshness work the gateway has no use for).
     res.writeHead(up.statusCode, { "content-type": ctype, "content-length": Buffer.byteLength(text), ...requestHeaders });
     res.end(text);

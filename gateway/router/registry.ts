@@ -8,6 +8,8 @@ import type { ReplicaChange } from "../../common/change-feed.ts";
 import { Admission, DEFAULT_BANDS, type Band, type BandPolicy } from "./admission.ts";
 import { Affinity } from "./affinity.ts";
 import { Breaker } from "./breaker.ts";
+import { parseProviders } from "../../common/catalog-providers.ts";
+import { ModelProviders, type OutsideTarget } from "./providers.ts";
 import { MetricsScraper } from "./scraper.ts";
 import { SmoothedTtft } from "./ttft.ts";
 
@@ -30,6 +32,10 @@ export interface Endpoint {
   ttft: SmoothedTtft;
   breaker: Breaker;
   group: ModelGroup;
+  /** Share against the model's other endpoints when they are equally good: 1 for a replica, an outside key's weight. */
+  weight: number;
+  /** An outside provider's key (providers.ts); null for a replica of our own. */
+  outside: OutsideTarget | null;
 }
 
 /** A served model: its replicas and what routing keeps for all of them. */
@@ -40,6 +46,8 @@ export interface ModelGroup {
   affinity: Affinity;
   /** Shares of traffic per version while a canary runs; null: by load alone. */
   weights: VersionWeights | null;
+  /** Some endpoint's weight is not 1 (outside keys): pick breaks ties by weight, not in turn. */
+  weighted: boolean;
 }
 
 export interface RegistryOptions {
@@ -54,6 +62,7 @@ export interface RegistryOptions {
 }
 
 const CATALOG_REFRESH_MS = 5_000;
+const NO_FALLBACKS: readonly string[] = [];
 
 /** LLMGW_ADMISSION: `on` (default) or `off`; anything else is refused at start. */
 export function admissionSetting(v: string | undefined): boolean {
@@ -77,6 +86,14 @@ export interface CatalogModel {
   /** By version name; `newest` is the one a model with no ready replica is described by. */
   versions: Map<string, VersionLimits>;
   newest: string | null;
+  /** Models a request goes to, in order, when this one has no room (fallback.ts). */
+  fallbacks: readonly string[];
+  /** 0: on demand, a request wakes it (gateway/router/wake.ts). */
+  minReplicas: number;
+  /** How long a request waits for it to wake; null: LLMGW_WAKE_WAIT_MS. */
+  wakeWaitMs: number | null;
+  /** A published LoRA adapter: the model whose replicas serve it (they are asked for it by this name). */
+  adapterOf?: string;
 }
 
 export class Registry {
@@ -91,6 +108,8 @@ export class Registry {
   private readonly admission: boolean;
   private weights = new Map<string, VersionWeights>();
   private readonly loadWeights: RegistryOptions["loadWeights"];
+  /** Outside providers by model, synced with the catalog. */
+  private outside = new Map<string, ModelProviders>();
 
   constructor(
     private readonly db: PrismaClient,
@@ -128,7 +147,7 @@ export class Registry {
 
   private async refreshCatalog(): Promise<void> {
     const models = await this.db.model.findMany({
-      select: { name: true, owner: true, licence: true, createdAt: true, versions: { select: { version: true, contextLength: true, maxOutput: true, createdAt: true } } },
+      select: { name: true, owner: true, licence: true, createdAt: true, minReplicas: true, wakeWaitMs: true, providers: true, fallbacks: true, versions: { select: { version: true, contextLength: true, maxOutput: true, createdAt: true } } },
     });
     const catalog = new Map<string, CatalogModel>();
     for (const m of models) {
@@ -142,9 +161,48 @@ export class Registry {
         createdAt: m.createdAt ? Math.floor(m.createdAt.getTime() / 1000) : 0,
         versions: new Map(versions.map((v) => [v.version, { contextLength: v.contextLength, maxOutput: v.maxOutput }])),
         newest: newest?.version ?? null,
+        minReplicas: m.minReplicas ?? 1,
+        wakeWaitMs: m.wakeWaitMs ?? null,
+        fallbacks: m.fallbacks ?? [],
       });
     }
+    await this.addAdapters(catalog);
     this.catalog = catalog;
+    this.syncOutside(new Map(models.map((m) => [m.name, parseProviders(m.providers)])));
+  }
+
+  /**
+   * Every ready LoRA adapter as a model of its own name (vLLM's convention): its base's limits, and
+   * its base's replicas answer it. Not on demand: a sleeping base is woken by its own name only.
+   */
+  private async addAdapters(catalog: Map<string, CatalogModel>): Promise<void> {
+    // Stand-in stores (router tests) have no adapters.
+    const rows = (await this.db.modelAdapter?.findMany({ where: { state: "ready" }, select: { name: true, modelName: true, createdAt: true } })) ?? [];
+    for (const a of rows) {
+      const base = catalog.get(a.modelName);
+      if (!base || catalog.has(a.name)) continue;
+      catalog.set(a.name, { ...base, name: a.name, createdAt: Math.floor(a.createdAt.getTime() / 1000), fallbacks: [], minReplicas: 1, adapterOf: a.modelName });
+    }
+  }
+
+  /** Outside providers' endpoints follow the catalog and their keys files. */
+  private syncOutside(byModel: Map<string, ReturnType<typeof parseProviders>>): void {
+    for (const [model, providers] of byModel) if (providers.length && !this.outside.has(model)) this.outside.set(model, new ModelProviders(model));
+    for (const [model, mp] of this.outside) {
+      const group = this.group(model);
+      const gone = mp.sync(byModel.get(model) ?? [], group);
+      if (!byModel.get(model)?.length) this.outside.delete(model);
+      if (!gone) continue;
+      group.endpoints = [...group.endpoints.filter((e) => e.outside === null), ...mp.endpoints];
+      group.weighted = group.endpoints.some((e) => e.weight !== 1);
+      group.admission.drain();
+      for (const e of gone) void e.pool.close().catch(() => undefined);
+    }
+  }
+
+  /** The models a request to `model` may go to when it has no room, in order. */
+  fallbacks(model: string): readonly string[] {
+    return this.catalog.get(model)?.fallbacks ?? NO_FALLBACKS;
   }
 
   apply(c: ReplicaChange): void {
@@ -156,6 +214,9 @@ export class Registry {
   }
 
   endpoints(model: string): Endpoint[] {
+    // An adapter is answered by its base's own replicas (outside providers do not have it).
+    const base = this.catalog.get(model)?.adapterOf;
+    if (base) return (this.byModel.get(base)?.endpoints ?? []).filter((e) => e.outside === null);
     return this.byModel.get(model)?.endpoints ?? [];
   }
 
@@ -206,7 +267,8 @@ export class Registry {
   close(): Promise<void> {
     clearInterval(this.timer);
     this.scraper.stop();
-    return Promise.all([...this.byId.values()].map((e) => e.pool.close())).then(() => undefined);
+    const outside = [...this.outside.values()].flatMap((mp) => mp.endpoints);
+    return Promise.all([...this.byId.values(), ...outside].map((e) => e.pool.close())).then(() => undefined);
   }
 
   private add(r: ReplicaChange["replica"]): void {
@@ -224,6 +286,8 @@ export class Registry {
       ttft: new SmoothedTtft(),
       breaker: new Breaker(),
       group,
+      weight: 1,
+      outside: null,
     };
     this.byId.set(r.id, e);
     // A new array, not a push: a request already routing keeps the list it started with.
@@ -244,6 +308,7 @@ export class Registry {
         }, this.bands, this.admission),
         affinity: new Affinity(),
         weights: this.weights.get(model) ?? null,
+        weighted: false,
       };
       g = created;
       this.byModel.set(model, g);

@@ -1,10 +1,15 @@
 // Pictures, meshes and ComfyUI workflows as jobs, end to end: ctl serves two ComfyUI models (the
 // stand-in engine, started by the agent as ComfyUI would be), clients use /v1/images (the official
 // openai client), /v1/3d, /v1/workflows/runs and /v1/files; the stand-in tells what it was asked.
+// Catalog workflows come in through `ctl workflow` (the admin API); the engine is reached through its
+// key-checking gate with the replica's key.
 import assert from "node:assert/strict";
+import fs from "node:fs";
+import nodePath from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI, { toFile } from "openai";
 import { prisma, type PrismaClient } from "../../common/db.ts";
+import { engineAuth } from "../../common/engine-key.ts";
 import { parseGlb } from "../../common/glb.ts";
 import { encodeRgb, pngSize, readChunks, textEntries } from "../../common/png.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
@@ -25,6 +30,10 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
   const b = uniqueModel("comfy-b");
   const allInputs = uniqueModel("wf-all");
   const urls: Record<string, string> = {};
+  const replicaIds: Record<string, string> = {};
+  /** Straight to a model's ComfyUI, through its gate with the replica's key. */
+  const comfy = (model: string, path: string, init: RequestInit = {}) =>
+    fetch(`${urls[model]}${path}`, { ...init, headers: { ...(init.headers as Record<string, string>), ...engineAuth(p.env.LLMGW_CLUSTER_TOKEN!, replicaIds[model]!) } });
 
   const api = async <T,>(method: string, path: string, body?: unknown): Promise<{ status: number; body: T }> => {
     const res = await fetch(`${p.clientUrl}/v1${path}`, {
@@ -34,7 +43,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     });
     return { status: res.status, body: (await res.json()) as T };
   };
-  const standinLog = async (model: string) => (await (await fetch(`${urls[model]}/standin/log`)).json()) as StandinLog;
+  const standinLog = async (model: string) => (await (await comfy(model, "/standin/log")).json()) as StandinLog;
   /** Polls a job until `until` says so (bounded), returning every status seen on the way. */
   const poll = async (path: string, until: (j: JobView) => boolean): Promise<{ job: JobView; seen: Set<string> }> => {
     const seen = new Set<string>();
@@ -61,41 +70,17 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     for (const m of [a, b]) {
       const served = p.ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=20", "--wait", "--json"]);
       assert.equal(served.code, 0, served.stderr);
-      urls[m] = (await db.replica.findFirstOrThrow({ where: { modelName: m, state: "ready" } })).url;
+      const r = await db.replica.findFirstOrThrow({ where: { modelName: m, state: "ready" } });
+      urls[m] = r.url;
+      replicaIds[m] = r.id;
     }
     await db.model.update({ where: { name: a }, data: { licence: "CreativeML Open RAIL++-M" } });
     assert.equal(p.ctl(["prices", "set", a, "--picture", "0.02", "--mesh", "0.5"]).code, 0);
-    const input = (name: string, kind: string, extra: Record<string, unknown> = {}) => ({ name, kind, ...extra });
-    await db.comfyWorkflow.create({
-      data: {
-        name: allInputs,
-        model: a,
-        output: "image",
-        inputs: [
-          input("prompt", "text", { max_length: 200 }),
-          input("steps", "int", { min: 1, max: 50, default: 4 }),
-          input("cfg", "float", { min: 0, max: 20 }),
-          input("tiled", "bool", { default: false }),
-          input("sampler", "choice", { choices: ["euler", "dpmpp_2m"] }),
-          input("picture", "image"),
-          input("matte", "mask"),
-          input("voice", "audio"),
-          input("clip", "video"),
-          input("notes", "file"),
-        ],
-        graph: {
-          "1": { class_type: "LoadImage", inputs: { image: "{{picture}}" } },
-          "2": { class_type: "LoadImageMask", inputs: { image: "{{matte}}", channel: "alpha" } },
-          "3": { class_type: "LoadAudio", inputs: { audio: "{{voice}}" } },
-          "4": { class_type: "LoadVideo", inputs: { file: "{{clip}}" } },
-          "5": { class_type: "LoadFile", inputs: { file: "{{notes}}" } },
-          "6": { class_type: "CLIPTextEncode", inputs: { text: "a photo of {{prompt}}" } },
-          "7": { class_type: "EmptyLatentImage", inputs: { width: 32, height: 32, batch_size: 1 } },
-          "8": { class_type: "KSampler", inputs: { steps: "{{steps}}", cfg: "{{cfg}}", sampler_name: "{{sampler}}", tiled: "{{tiled}}", seed: 3 } },
-          "9": { class_type: "SaveImage", inputs: { images: ["8", 0], filename_prefix: "wf" } },
-        },
-      },
-    });
+    const file = nodePath.join(p.dataDir, "wf-all.json");
+    fs.writeFileSync(file, JSON.stringify(allInputsWorkflow(allInputs, a)));
+    const added = p.ctl(["workflow", "add", "-f", file, "--json"]);
+    assert.equal(added.code, 0, added.stderr);
+    assert.deepEqual(JSON.parse(added.stdout), { name: allInputs, created: true });
     client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key });
   });
 
@@ -145,6 +130,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     });
     assert.equal(done.status, "completed", JSON.stringify(done));
     assert.ok(seen.has("running") && percent > 0, `progress was shown while running (${[...seen].join(",")}, ${percent}%)`);
+    assert.ok(Number(done.progress.run_seconds) > 0, `the run time is kept for later estimates: ${JSON.stringify(done.progress)}`);
     const content = await fetch(`${p.clientUrl}/v1/files/${done.result!.file_id}/content`, { headers: { authorization: `Bearer ${key}` } });
     const glb = parseGlb(Buffer.from(await content.arrayBuffer()));
     assert.deepEqual(glb.json.asset.extras, { licence: "CreativeML Open RAIL++-M", model: a });
@@ -166,7 +152,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     assert.equal(r.status, 202, JSON.stringify(r.body));
     const { job } = await poll(`/workflows/runs/${r.body.id}`, (j) => j.status === "completed" || j.status === "failed");
     assert.equal(job.status, "completed", JSON.stringify(job));
-    const history = (await (await fetch(`${urls[a]}/history/${job.id}`)).json()) as Record<string, { prompt: [number, string, Record<string, { inputs: Record<string, unknown> }>] }>;
+    const history = (await (await comfy(a, `/history/${job.id}`)).json()) as Record<string, { prompt: [number, string, Record<string, { inputs: Record<string, unknown> }>] }>;
     const graph = history[job.id]!.prompt[2];
     assert.equal(graph["6"]!.inputs.text, "a photo of a cat");
     assert.deepEqual([graph["8"]!.inputs.steps, graph["8"]!.inputs.cfg, graph["8"]!.inputs.tiled, graph["8"]!.inputs.sampler_name], [4, 6.5, true, "dpmpp_2m"]);
@@ -233,7 +219,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
 
   it("cancels a job waiting in ComfyUI's queue (deleted there) and one running (interrupted)", async () => {
     // Another user of the card: a prompt sent straight to ComfyUI holds it.
-    const blocker = await fetch(`${urls[a]}/prompt`, {
+    const blocker = await comfy(a, "/prompt", {
       method: "POST",
       headers: { "content-type": "application/json" },
       body: JSON.stringify({ prompt: { "1": { class_type: "KSampler", inputs: { steps: 100000 } }, "2": { class_type: "SaveImage", inputs: {} } } }),
@@ -242,11 +228,13 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     const waiting = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 5 });
     const { job: w } = await poll(`/3d/generations/${waiting.id}`, (j) => j.status === "waiting_gpu" && j.progress.engine_queue_ahead !== undefined);
     assert.match(String(w.progress.held_by), new RegExp(blockerId));
+    // Nothing is known of a stranger's prompt but that it runs: the estimate is the model's recent run time.
+    assert.equal(typeof w.progress.eta_seconds, "number", JSON.stringify(w.progress));
     await api("POST", `/3d/generations/${waiting.id}/cancel`);
     assert.equal((await poll(`/3d/generations/${waiting.id}`, (j) => j.status !== "waiting_gpu")).job.status, "cancelled");
     assert.ok((await standinLog(a)).events.some((e) => e.kind === "delete" && e.prompt_id === waiting.id), "ComfyUI was asked to delete it from its queue");
     assert.equal((await standinLog(a)).runs[waiting.id], undefined, "it never ran");
-    await fetch(`${urls[a]}/interrupt`, { method: "POST", body: JSON.stringify({ prompt_id: blockerId }) });
+    await comfy(a, "/interrupt", { method: "POST", body: JSON.stringify({ prompt_id: blockerId }) });
 
     const running = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 1000 });
     await poll(`/3d/generations/${running.id}`, (j) => j.status === "running" && Number(j.progress.step) > 0);
@@ -305,6 +293,70 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     assert.ok((await standinLog(a)).events.some((e) => e.kind === "interrupt" && e.prompt_id === id));
   });
 
+  it("refuses workflow definitions that contradict themselves or the graph, naming the field; lists, shows and removes", async () => {
+    const ok = allInputsWorkflow("wf-refused", a);
+    const steps = ok.inputs.findIndex((i) => i.name === "steps");
+    const withInput = (i: number, patch: Record<string, unknown>) => ({ ...ok, inputs: ok.inputs.map((d, j) => (j === i ? { ...d, ...patch } : d)) });
+    const cases: [unknown, string][] = [
+      [{ ...ok, name: "bad name!" }, "name"],
+      [{ ...ok, model: "no-such-model" }, "model"],
+      [{ ...ok, output: "hologram" }, "output"],
+      [{ ...ok, graph: {} }, "graph"],
+      [{ ...ok, graph: { ...ok.graph, "10": { inputs: {} } } }, "graph.10.class_type"],
+      [{ ...ok, graph: { ...ok.graph, "10": { class_type: "Note", inputs: { text: "{{undeclared}}" } } } }, "graph"],
+      [{ ...ok, inputs: ok.inputs.filter((i) => i.name !== "prompt") }, "graph"],
+      [withInput(steps, { kind: "dial" }), `inputs.${steps}.kind`],
+      [withInput(steps, { default: 99 }), `inputs.${steps}.default`],
+      [withInput(steps, { min: 10, max: 2 }), `inputs.${steps}.max`],
+      [withInput(steps, { name: "stepz" }), `inputs.${steps}.name`],
+      [withInput(0, { default: 3 }), "inputs.0.default"],
+      [withInput(4, { choices: undefined }), "inputs.4.choices"],
+      [withInput(5, { default: "file-x" }), "inputs.5.default"],
+      [{ ...ok, inputs: [...ok.inputs, ok.inputs[0]] }, `inputs.${ok.inputs.length}.name`],
+      [{ ...ok, colour: "red" }, ""],
+    ];
+    for (const [body, field] of cases) {
+      const res = await fetch(`${p.adminUrl}/api/v1/comfy-workflows`, { method: "POST", headers: { authorization: `Bearer ${p.adminToken}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const got = (await res.json()) as { error: { message: string; field: string | null } };
+      assert.equal(res.status, 400, `${field}: ${JSON.stringify(got)}`);
+      assert.equal(got.error.field ?? "", field, got.error.message);
+    }
+    assert.equal(await db.comfyWorkflow.count({ where: { name: "wf-refused" } }), 0);
+    const file = nodePath.join(p.dataDir, "wf-bad.yaml");
+    fs.writeFileSync(file, `name: wf-refused\nmodel: ${a}\ngraph: {"1": {class_type: SaveImage, inputs: {filename_prefix: "{{who}}"}}}\n`);
+    const refused = p.ctl(["workflow", "add", "-f", file]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /\{\{who\}\}.*not a declared input/);
+
+    const listed = JSON.parse(p.ctl(["workflow", "list", "--json"]).stdout) as { name: string; nodes: number }[];
+    assert.deepEqual(listed.find((w) => w.name === allInputs)?.nodes, 9);
+    const shown = JSON.parse(p.ctl(["workflow", "show", allInputs, "--json"]).stdout) as { model: string; graph: Record<string, unknown>; inputs: unknown[] };
+    assert.equal(shown.model, a);
+    assert.deepEqual(Object.keys(shown.graph), ["1", "2", "3", "4", "5", "6", "7", "8", "9"]);
+    fs.writeFileSync(file, JSON.stringify({ ...ok, name: "wf-gone" }));
+    assert.equal(p.ctl(["workflow", "add", "-f", file]).code, 0);
+    assert.deepEqual(JSON.parse(p.ctl(["workflow", "remove", "wf-gone", "--json"]).stdout), { name: "wf-gone", removed: true });
+    assert.equal(p.ctl(["workflow", "show", "wf-gone"]).code, 1);
+    const audited = (JSON.parse(p.ctl(["audit", "--json"]).stdout) as { action: string; target: string }[]).filter((e) => e.target === "comfy-workflow/wf-gone").map((e) => e.action);
+    assert.deepEqual(audited.sort(), ["comfy-workflow.remove", "comfy-workflow.save"]);
+    const gone = await api<{ error: { param: string } }>("POST", "/workflows/runs", { model: "wf-gone", inputs: {} });
+    assert.equal(gone.status, 404);
+  });
+
+  it("keeps a 3D job across a gateway killed and restarted: polled through the new one, its GLB downloaded", async () => {
+    const job = await mesh({ image: PICTURE.toString("base64"), resolution: 64, steps: 300 });
+    await poll(`/3d/generations/${job.id}`, (j) => j.status === "running" && Number(j.progress.step) > 0);
+    await p.kill("gateway");
+    await p.start("gateway");
+    const { job: done } = await poll(`/3d/generations/${job.id}`, (j) => j.status === "completed" || j.status === "failed" || j.status === "cancelled");
+    assert.equal(done.status, "completed", JSON.stringify(done));
+    const content = await fetch(`${p.clientUrl}/v1/files/${done.result!.file_id}/content`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(content.status, 200);
+    const glb = parseGlb(Buffer.from(await content.arrayBuffer()));
+    assert.deepEqual(glb.json.asset.extras, { licence: "CreativeML Open RAIL++-M", model: a });
+    assert.equal((await standinLog(a)).runs[job.id], 1);
+  });
+
   it("refuses an upload over 64 MB by its declared length", async () => {
     const { request } = await import("node:http");
     const status = await new Promise<number>((resolve, reject) => {
@@ -339,3 +391,36 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     await assert.rejects(client.files.retrieve(id), OpenAI.NotFoundError);
   });
 });
+
+/** A workflow with one input of every kind, as `ctl workflow add -f` reads it. */
+function allInputsWorkflow(name: string, model: string) {
+  const input = (n: string, kind: string, extra: Record<string, unknown> = {}) => ({ name: n, kind, ...extra });
+  return {
+    name,
+    model,
+    output: "image",
+    inputs: [
+      input("prompt", "text", { max_length: 200 }),
+      input("steps", "int", { min: 1, max: 50, default: 4 }),
+      input("cfg", "float", { min: 0, max: 20 }),
+      input("tiled", "bool", { default: false }),
+      input("sampler", "choice", { choices: ["euler", "dpmpp_2m"] }),
+      input("picture", "image"),
+      input("matte", "mask"),
+      input("voice", "audio"),
+      input("clip", "video"),
+      input("notes", "file"),
+    ],
+    graph: {
+      "1": { class_type: "LoadImage", inputs: { image: "{{picture}}" } },
+      "2": { class_type: "LoadImageMask", inputs: { image: "{{matte}}", channel: "alpha" } },
+      "3": { class_type: "LoadAudio", inputs: { audio: "{{voice}}" } },
+      "4": { class_type: "LoadVideo", inputs: { file: "{{clip}}" } },
+      "5": { class_type: "LoadFile", inputs: { file: "{{notes}}" } },
+      "6": { class_type: "CLIPTextEncode", inputs: { text: "a photo of {{prompt}}" } },
+      "7": { class_type: "EmptyLatentImage", inputs: { width: 32, height: 32, batch_size: 1 } },
+      "8": { class_type: "KSampler", inputs: { steps: "{{steps}}", cfg: "{{cfg}}", sampler_name: "{{sampler}}", tiled: "{{tiled}}", seed: 3 } },
+      "9": { class_type: "SaveImage", inputs: { images: ["8", 0], filename_prefix: "wf" } },
+    },
+  };
+}

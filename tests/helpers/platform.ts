@@ -44,7 +44,7 @@ export interface Platform {
   stop(): Promise<void>;
 }
 
-type ProcessName = "gateway" | "worker-temporal" | "worker-usage" | "agent";
+export type ProcessName = "gateway" | "worker-temporal" | "worker-usage" | "agent";
 
 const ARGS: Record<ProcessName, string[]> = {
   gateway: ["gateway"],

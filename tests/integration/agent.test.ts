@@ -573,3 +573,65 @@ test("engines run as LLMGW_ENGINE_USER, owning their log and directory; a missin
   const read = spawnSync("sh", ["-c", 'cat "$0" | wc -c; touch "$0" 2>/dev/null && echo writable || echo read-only', got.path], { uid, gid, encoding: "utf8" });
   assert.equal(read.stdout.trim().split("\n").join(" "), "4096 read-only", read.stderr);
 });
+
+/** Starts a streamed chat completion of `tokens` tokens and resolves with the text once it ends. */
+function streamChat(url: string, tokens: number): Promise<{ status: number; chunks: number }> {
+  return fetch(`${url}/v1/chat/completions`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "slow" }], max_tokens: tokens, stream: true }),
+  }).then(async (res) => ({ status: res.status, chunks: (await res.text()).split("\n\n").filter((l) => l.startsWith("data: {")).length }));
+}
+
+async function engineRunning(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  return Number(/^vllm:num_requests_running(?:\{[^}]*\})? (\S+)/m.exec(text)?.[1] ?? NaN);
+}
+
+test("Drain: a replica is reported DRAINING and the call waits for its in-flight request, or the grace", { timeout: 60_000 }, async (t) => {
+  const { client } = await soloAgent(t);
+  // 20 tokens a second: a 30-token answer takes 1.5 s, a 400-token one 20 s.
+  const r = track(await client.startReplica({ replicaId: "rd", model: "sim-chat", version: "v1", engine: "sim", args: ["--tokens-per-second", "20"] }));
+  await waitFor("rd READY", async () => stateOf(await client.listReplicas(), "rd") === "REPLICA_STATE_READY");
+
+  await t.test("with a request streaming, Drain returns once it finished: 0 in flight", async () => {
+    const answer = streamChat(r.url, 30);
+    await waitFor("the request to run", async () => (await engineRunning(r.url)) === 1);
+    const drained = client.drain({ replicaId: "rd", graceMs: 20_000 }, { timeoutMs: 30_000 });
+    await waitFor("rd DRAINING", async () => stateOf(await client.listReplicas(), "rd") === "REPLICA_STATE_DRAINING");
+    const res = await drained;
+    assert.equal(res.inFlight, 0);
+    // The request was let finish, whole: every token came.
+    const done = await answer;
+    assert.equal(done.status, 200);
+    assert.ok(done.chunks >= 30, `all 30 tokens streamed, got ${done.chunks} chunks`);
+    assert.equal(await engineRunning(r.url), 0);
+    // Drained stays drained: never reported READY again while it runs.
+    assert.equal(stateOf(await client.listReplicas(), "rd"), "REPLICA_STATE_DRAINING");
+  });
+
+  await t.test("when the grace passes first, Drain returns the request still in flight: 1", async () => {
+    const ac = new AbortController();
+    const answer = fetch(`${r.url}/v1/chat/completions`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "long" }], max_tokens: 400, stream: true }),
+      signal: ac.signal,
+    }).then((res) => res.text()).catch(() => "");
+    await waitFor("the request to run", async () => (await engineRunning(r.url)) === 1);
+    const res = await client.drain({ replicaId: "rd", graceMs: 500 }, { timeoutMs: 10_000 });
+    assert.equal(res.inFlight, 1);
+    assert.ok(Number(res.waitedMs) >= 500);
+    ac.abort();
+    await answer;
+  });
+
+  await t.test("an unknown replica has nothing in flight; a stopped one loses its mark", async () => {
+    assert.equal((await client.drain({ replicaId: "no-such", graceMs: 100 })).inFlight, 0);
+    await client.stopReplica({ replicaId: "rd", graceMs: 2000 });
+    // Started again under the same id, it is a new engine: READY, not still draining.
+    track(await client.startReplica({ replicaId: "rd", model: "sim-chat", version: "v1", engine: "sim" }));
+    await waitFor("rd READY again", async () => stateOf(await client.listReplicas(), "rd") === "REPLICA_STATE_READY");
+    await client.stopReplica({ replicaId: "rd", graceMs: 2000 });
+  });
+});

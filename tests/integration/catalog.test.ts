@@ -51,7 +51,13 @@ profiles:
   const bad: [string, string, RegExp][] = [
     ["a context longer than trained", `name: bad1\nversions: [{version: v1, engine: sim, context_length: 9000, trained_context: 4096}]`, /versions\.0\.context_length: 9000 is more than the 4096 tokens/],
     ["an unknown engine", `name: bad2\nversions: [{version: v1, engine: vllmm}]`, /versions\.0\.engine: unknown engine; known: sim, /],
-    ["a GPU profile no node could ever hold", `name: bad3\nversions: [{version: v1, engine: vllm}]\nprofiles: [{name: big, gpu: {min_compute_capability: 8.0, min_memory_gb: 40}, gpus_per_replica: 1}]`, /profiles\.0 \(big\): no node has 1 GPU\(s\)/],
+    ["a GPU profile no node could ever hold", `name: bad3\nversions: [{version: v1, engine: vllm}]\nprofiles: [{name: big, gpu: {min_compute_capability: 8.0, min_memory_gb: 40}, gpus_per_replica: 1}]`, /profiles\.0 \(big\), version v1: no node has 1 GPU\(s\)/],
+    [
+      "a context whose KV cache no node could hold",
+      `name: bad5\nversions: [{version: v1, engine: vllm, context_length: 131072, memory: {weights_gb: 16, layers: 32, kv_heads: 8, head_dim: 128}}]\nprofiles: [{name: big, gpu: {min_memory_gb: 1}, gpus_per_replica: 1}]`,
+      /version v1: no node has 1 GPU\(s\) .* 32\.0 GiB usable on each \(weights 16384 MiB \+ KV cache 16384 MiB \(131072 tokens/,
+    ],
+    ["a half-given model shape", `name: bad6\nversions: [{version: v1, engine: sim, memory: {layers: 32}}]`, /versions\.0\.memory: layers, kv_heads and head_dim go together/],
     ["a misspelt field", `name: bad4\nversions: [{version: v1, engine: sim, contxt_length: 5}]`, /versions\.0: Unrecognized key/],
   ];
   for (const [what, yaml, want] of bad) {
@@ -69,13 +75,18 @@ profiles:
     // …then its profile asks for a GPU through the admin API directly, as a later edit would.
     const { prisma } = await import("../../common/db.ts");
     const db = prisma(p.env.DATABASE_URL);
-    await db.model.update({ where: { name: gpuModel }, data: { profiles: [{ name: "gpu", gpu: { min_compute_capability: 8, min_memory_gb: 10 }, gpus_per_replica: 1, replicas: 1, labels: {} }] } });
+    await db.model.update({ where: { name: gpuModel }, data: { profiles: [{ name: "gpu", gpu: { min_compute_capability: 8, min_memory_gb: 10 }, gpus_per_replica: 2, replicas: 1, labels: {} }] } });
+    // The version's shape: the need is its weights plus the KV cache of its 4096-token context.
+    await db.modelVersion.updateMany({ where: { modelName: gpuModel }, data: { memory: { weights_gb: 30, layers: 32, kv_heads: 8, head_dim: 128, concurrent_sequences: 4 } } });
     await db.$disconnect();
     const r = p.ctl(["model", "explain-placement", gpuModel, "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    const plan = JSON.parse(r.stdout) as { ok: boolean; nodes: { node: string; reason: string }[] };
+    const plan = JSON.parse(r.stdout) as { ok: boolean; nodes: { node: string; reason: string }[]; need: { per_gpu_mib: number; basis: string } };
     assert.equal(plan.ok, false);
     assert.equal(plan.nodes[0]!.reason, "has no GPU");
+    // 30 GiB of weights + 2·32·8·128·2 B × 4096 tokens × 4 sequences (2 GiB), over 2 GPUs.
+    assert.equal(plan.need.per_gpu_mib, (30 * 1024 + 2048) / 2);
+    assert.match(plan.need.basis, /KV cache 2048 MiB \(4096 tokens × 4 sequence/);
   });
 
   it("refuses to remove a model that still has replicas, then removes it once scaled to zero", () => {

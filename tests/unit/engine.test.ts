@@ -44,10 +44,11 @@ test("sglang: launch_server through a launcher that adds the key inside Python",
   assert.deepEqual(c.args.slice(2), ["--model-path", "/w/sets/abc", "--host", "0.0.0.0", "--port", "8123", "--served-model-name", "chat", "--context-length", "8192", "--enable-metrics", "--extra", "1"]);
 });
 
-test("comfyui: main.py on loopback behind the gate, health at /system_stats", () => {
+test("comfyui: the gate on the replica's port, main.py behind it (the gate adds its loopback port), health at the gate", () => {
   const c = engine("comfyui").command(spec());
-  assert.deepEqual(c.args, ["ComfyUI/main.py", "--listen", "127.0.0.1", "--port", "8123", "--disable-auto-launch", "--extra", "1"]);
-  assert.equal(engine("comfyui").healthPath, "/system_stats");
+  assert.deepEqual(c.args, ["--import", "tsx", "/repo/agent/engines/comfyui-gate.ts", "--port", "8123", "--host", "0.0.0.0", "--", "python3", "ComfyUI/main.py", "--disable-auto-launch", "--extra", "1"]);
+  assert.equal(c.env, undefined, "the key reaches the gate in the request's environment as it is");
+  assert.equal(engine("comfyui").healthPath, "/health");
   assert.equal(engine("comfyui").metricsPath, null);
 });
 

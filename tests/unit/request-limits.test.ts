@@ -68,4 +68,42 @@ describe("request limits", () => {
     assert.deepEqual(refusal(() => checkRequestLimits("/v1/embeddings", { input: Array.from({ length: 11 }, () => 1) }, limits, "m")), { param: "input", status: 400 });
     assert.deepEqual(refusal(() => checkRequestLimits("/v1/embeddings", { input: [[1], Array.from({ length: 11 }, () => 1)] }, limits, "m")), { param: "input.1", status: 400 });
   });
+
+  it("chat: the messages' text and the answer asked for must fit the context, by the same 4-character estimate", () => {
+    const limits = { contextLength: 10, maxOutput: 10 };
+    const chat = (text: string, extra: Record<string, unknown> = {}) => ({ messages: [{ role: "system", content: "abcd" }, { role: "user", content: [{ type: "text", text }, { type: "image_url", image_url: { url: "https://x.invalid/p.png" } }] }, { role: "assistant", content: null }], ...extra });
+    checkRequestLimits("/v1/chat/completions", chat("x".repeat(36)), limits, "m"); // 40 characters: 10 tokens
+    checkRequestLimits("/v1/chat/completions", chat("x".repeat(28), { max_tokens: 2 }), limits, "m");
+    checkRequestLimits("/v1/chat/completions", chat("x".repeat(28), { max_tokens: 20, max_completion_tokens: 2 }), { contextLength: 10, maxOutput: 20 }, "m");
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/chat/completions", chat("x".repeat(37)), limits, "m")), { param: "messages", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/chat/completions", chat("x".repeat(28), { max_tokens: 3 }), limits, "m")), { param: "messages", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/chat/completions", chat("x".repeat(28), { max_completion_tokens: 3 }), limits, "m")), { param: "messages", status: 400 });
+    checkRequestLimits("/v1/chat/completions", chat("x".repeat(1000), { max_tokens: 1000 }), null, "m"); // unknown limits: the engine decides
+  });
+
+  it("the refusal is OpenAI's context_length_exceeded in OpenAI's words, and Anthropic's words on /v1/messages", () => {
+    const limits = { contextLength: 10, maxOutput: 10 };
+    const at = (endpoint: string, body: Record<string, unknown>) => {
+      try {
+        checkRequestLimits("/v1/chat/completions", body, limits, "m", endpoint);
+      } catch (e) {
+        assert.ok(e instanceof ApiError && e.opts.code === "context_length_exceeded" && e.kind === "invalid_request");
+        return e.message;
+      }
+      assert.fail("expected a refusal");
+    };
+    const body = (chars: number, max_tokens: number) => ({ messages: [{ role: "user", content: "x".repeat(chars) }], max_tokens });
+    assert.match(at("/v1/chat/completions", body(32, 4)), /maximum context length is 10 tokens\. However, you requested about 12 tokens \(about 8 in the messages, 4 in the completion\)/);
+    assert.equal(at("/v1/messages", body(32, 4)), "input length and `max_tokens` exceed context limit: about 8 + 4 > 10, decrease input length or `max_tokens` and try again");
+    assert.equal(at("/v1/messages", body(44, 1)), "prompt is too long: about 11 tokens > 10 maximum");
+  });
+
+  it("completions: the longest prompt of a batch (text or token ids) and max_tokens must fit", () => {
+    const limits = { contextLength: 10, maxOutput: 10 };
+    checkRequestLimits("/v1/completions", { prompt: ["x".repeat(32), "y".repeat(32)], max_tokens: 2 }, limits, "m");
+    checkRequestLimits("/v1/completions", { prompt: [[1, 2, 3], Array.from({ length: 10 }, () => 7)] }, limits, "m");
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/completions", { prompt: ["a", "x".repeat(33)], max_tokens: 2 }, limits, "m")), { param: "prompt", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/completions", { prompt: "x".repeat(41) }, limits, "m")), { param: "prompt", status: 400 });
+    assert.deepEqual(refusal(() => checkRequestLimits("/v1/completions", { prompt: Array.from({ length: 9 }, () => 7), max_tokens: 2 }, limits, "m")), { param: "prompt", status: 400 });
+  });
 });

@@ -20,10 +20,12 @@ interface Row {
   /** Seconds since the last scrape; Infinity = never scraped. */
   scrapedAgo?: number;
   open?: boolean;
+  /** An outside key's weight; 1 (a replica) when absent. */
+  weight?: number;
 }
 
 function table(rows: Row[]): Endpoint[] {
-  const group: ModelGroup = { model: "m", endpoints: [], admission: new Admission(() => 0), affinity: new Affinity(), weights: null };
+  const group: ModelGroup = { model: "m", endpoints: [], admission: new Admission(() => 0), affinity: new Affinity(), weights: null, weighted: rows.some((r) => (r.weight ?? 1) !== 1) };
   group.endpoints = rows.map((r) => {
     const ttft = new SmoothedTtft();
     if (r.ttft !== undefined) ttft.observe(r.ttft, NOW);
@@ -45,6 +47,8 @@ function table(rows: Row[]): Endpoint[] {
       ttft,
       breaker,
       group,
+      weight: r.weight ?? 1,
+      outside: null,
     };
   });
   return group.endpoints;
@@ -148,5 +152,31 @@ describe("chat affinity", () => {
     assert.equal(aff.session("s2"), undefined);
     assert.equal(aff.session("s1"), "b");
     assert.equal(aff.session("s3"), "c");
+  });
+});
+
+describe("weighted endpoints (outside keys)", () => {
+  it("equally good endpoints are chosen in proportion to their weights", () => {
+    const rows = table([{ id: "heavy", weight: 3 }, { id: "light", weight: 1 }]);
+    let heavy = 0;
+    for (let i = 0; i < 4000; i++) if (pick(rows, none, hints({}), null, NOW)!.id === "heavy") heavy++;
+    // 3:1 expects 3000; five standard deviations (~27 each) either side.
+    assert.ok(heavy > 2860 && heavy < 3140, `heavy chosen ${heavy} of 4000`);
+  });
+
+  it("load counts against the weight: the heavier key takes more in flight before the other wins", () => {
+    const rows = table([{ id: "heavy", weight: 4, inflight: 3 }, { id: "light", weight: 1, inflight: 1 }]);
+    assert.equal(pick(rows, none, hints({ profile: "batch" }), null, NOW)!.id, "heavy");
+    rows[0]!.inflight = 5;
+    assert.equal(pick(rows, none, hints({ profile: "batch" }), null, NOW)!.id, "light");
+  });
+
+  it("a key held by its breaker (429 with Retry-After) is passed over until the hold ends", () => {
+    const rows = table([{ id: "a", weight: 2 }, { id: "b", weight: 1 }]);
+    rows[0]!.breaker.hold(NOW, 30_000);
+    for (let i = 0; i < 20; i++) assert.equal(pick(rows, none, hints({}), null, NOW + 29_000)!.id, "b");
+    assert.ok(rows[0]!.breaker.allows(NOW + 30_000), "one probe after the hold");
+    rows[1]!.breaker.hold(NOW, Infinity);
+    assert.equal(pick(rows, none, hints({}), null, NOW + 10 ** 9)!.id, "a", "a refused key stays out");
   });
 });

@@ -152,6 +152,7 @@ export async function startFakeFleet(o: FakeFleetOptions): Promise<FakeFleet> {
         return { wasRunning: !!r && r.state !== "REPLICA_STATE_EXITED" };
       }),
       ListReplicas: unary("ListReplicas", () => ({ replicas: [...replicas.values()] })),
+      Drain: unimplemented,
       Fetch: unimplementedStream,
       Logs: unimplementedStream,
       SlurmDescribe: unimplemented,
@@ -162,6 +163,8 @@ export async function startFakeFleet(o: FakeFleetOptions): Promise<FakeFleet> {
       GetTrainer: unimplemented,
       CancelTrainer: unimplemented,
       ReadArtifact: unimplemented,
+      PutAdapter: unimplemented,
+      LoadAdapter: unimplemented,
     };
     server.addService(agentProto().Agent.service, handlers);
     const link = startControlLink({ address: o.controlAddress, token: o.token, heartbeatMs: o.heartbeatMs, node: describe, replicas: live });

@@ -1,0 +1,136 @@
+// The admin API's OpenAPI 3.1 document (GET /api/v1/openapi.json, behind the admin token like the
+// rest of /api/v1), from the zod schemas the routes validate with. tests/e2e/admin-openapi.test.ts
+// fails when a mounted route is missing here or a route here is not mounted.
+import type { Request, Response } from "express";
+import type { z } from "zod";
+import { modelEntry } from "../../common/catalog.ts";
+import { buildOpenApi, type Operation } from "../client-api/openapi-build.ts";
+import { auditQuery } from "./audit.ts";
+import { modelNamePath, placementQuery } from "./catalog.ts";
+import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
+import { explainBody } from "./explain.ts";
+import { limitBody, limitTarget } from "./limits.ts";
+import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
+import { modelSettingsBody } from "./model-settings.ts";
+import * as out from "./openapi-responses.ts";
+import { operationAction } from "./operations.ts";
+import { strictPriceInput } from "./prices.ts";
+import { lendBody, reclaimBody } from "./slurm.ts";
+import { keyId, keysQuery, keyBody, projectBody, rotateBody } from "./tenancy.ts";
+import { chunkQuery, startBody } from "./training.ts";
+import { publishBody } from "./training-publish.ts";
+import { usageQuery } from "./usage.ts";
+
+const V1 = "/api/v1";
+const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
+const started = (description: string, schema: z.ZodType = out.accepted) => ({ "202": { description, schema } });
+
+/** The routes on /models/{name}/… that hand the model's entity workflow a command. */
+const modelCommand = (action: string, summary: string, request?: z.ZodType): Operation => ({
+  method: "post",
+  path: `${V1}/models/:name/${action}`,
+  summary,
+  tag: "models",
+  params: modelNamePath,
+  ...(request ? { request } : {}),
+  responses: started("Accepted: the operation to watch"),
+});
+
+export const adminOperations: Operation[] = [
+  { method: "get", path: "/health", summary: "Liveness", tag: "meta", auth: false, responses: ok("Alive", out.health) },
+  { method: "get", path: `${V1}/openapi.json`, summary: "This document", tag: "meta", responses: ok("OpenAPI 3.1", out.openApiDocument) },
+
+  { method: "get", path: `${V1}/models`, summary: "The catalog: models, versions, replicas", tag: "models", responses: ok("The models", out.modelList) },
+  { method: "get", path: `${V1}/models/:name`, summary: "One model, with its entity workflow's state", tag: "models", params: modelNamePath, responses: ok("The model", out.model) },
+  { method: "post", path: `${V1}/models`, summary: "Add or update a model and its versions (model.yaml as JSON)", tag: "catalog", request: modelEntry, responses: { "200": { description: "Updated", schema: out.modelAdded }, "201": { description: "Added", schema: out.modelAdded } } },
+  { method: "delete", path: `${V1}/models/:name`, summary: "Remove a model that serves nothing", tag: "catalog", params: modelNamePath, responses: ok("Removed", out.modelRemoved) },
+  { method: "get", path: `${V1}/models/:name/placement`, summary: "Where replicas would go, and why not elsewhere", tag: "catalog", params: modelNamePath, query: placementQuery, responses: ok("The placement", out.placement) },
+  { method: "put", path: `${V1}/models/:name/prices`, summary: "Prices per million tokens, per picture or mesh", tag: "catalog", params: modelNamePath, request: strictPriceInput, responses: ok("The prices now", out.modelPrices) },
+  { method: "get", path: `${V1}/models/:name/settings`, summary: "A model's live settings: min replicas (0: on demand), idle after, wake wait", tag: "models", params: modelNamePath, responses: ok("The settings", out.modelSettings) },
+  { method: "patch", path: `${V1}/models/:name/settings`, summary: "Change live settings without a restart; null sets a duration back to the default", tag: "models", params: modelNamePath, request: modelSettingsBody, responses: ok("The settings now", out.modelSettings) },
+  modelCommand("serve", "Serve: engine, replicas, version, args (the catalog's version without an engine)", serveBody),
+  modelCommand("scale", "Change the replica count of a served model", scaleBody),
+  modelCommand("stop", "Stop every replica"),
+  modelCommand("upgrade", "Rolling upgrade to a version, in waves", upgradeBody),
+  modelCommand("canary", "Canary a version on a share of the traffic, judged, then promoted or rolled back", canaryBody),
+
+  { method: "get", path: `${V1}/comfy-workflows`, summary: "Catalogued ComfyUI workflows that clients run at /v1/workflows/runs", tag: "catalog", responses: ok("The workflows", comfyWorkflowList) },
+  { method: "get", path: `${V1}/comfy-workflows/:name`, summary: "One workflow, with its graph", tag: "catalog", responses: ok("The workflow", comfyWorkflowView) },
+  { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved } } },
+  { method: "delete", path: `${V1}/comfy-workflows/:name`, summary: "Remove a workflow", tag: "catalog", responses: ok("Removed", comfyWorkflowRemoved) },
+
+  { method: "get", path: `${V1}/operations/*id`, summary: "An operation's state and progress (ids hold slashes: model/NAME/serve/3)", tag: "operations", responses: ok("The operation", out.operation) },
+  { method: "post", path: `${V1}/operations/*id/:action`, summary: "Steer a running operation: pause, resume, abort, promote", tag: "operations", params: operationAction, responses: started("Sent", out.operationSteered) },
+
+  { method: "get", path: `${V1}/nodes`, summary: "Agents: last heard from, inventory, replicas", tag: "nodes", responses: ok("The nodes", out.nodeList) },
+  { method: "post", path: `${V1}/nodes/:id/cordon`, summary: "No new replicas on this node", tag: "nodes", responses: ok("Cordoned", out.nodeCordon) },
+  { method: "post", path: `${V1}/nodes/:id/uncordon`, summary: "New replicas may go to this node again", tag: "nodes", responses: ok("Uncordoned", out.nodeCordon) },
+  { method: "post", path: `${V1}/nodes/:id/drain`, summary: "Place the node's replicas elsewhere, then stop them there", tag: "nodes", responses: started("Accepted: the drain workflow") },
+
+  { method: "get", path: `${V1}/projects`, summary: "Projects", tag: "tenancy", responses: ok("The projects", out.projectList) },
+  { method: "post", path: `${V1}/projects`, summary: "Create a project (200 when it exists)", tag: "tenancy", request: projectBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
+  { method: "get", path: `${V1}/keys`, summary: "API keys, never their secrets", tag: "tenancy", query: keysQuery, responses: ok("The keys", out.keyList) },
+  { method: "post", path: `${V1}/keys`, summary: "Create an API key: the key is in this answer only", tag: "tenancy", request: keyBody, responses: { "201": { description: "Created", schema: out.keyCreated } } },
+  { method: "post", path: `${V1}/keys/:id/revoke`, summary: "Revoke a key now, on every gateway", tag: "tenancy", params: keyId, responses: ok("Revoked", out.keyRevoked) },
+  { method: "post", path: `${V1}/keys/:id/rotate`, summary: "A new key like this one; the old one works for the overlap", tag: "tenancy", params: keyId, request: rotateBody, bodyOptional: true, responses: { "201": { description: "The new key, and when the old one stops", schema: out.keyCreated } } },
+
+  { method: "get", path: `${V1}/limits`, summary: "Rate, token, concurrency and budget limits", tag: "limits", responses: ok("The limits", out.limitList) },
+  { method: "put", path: `${V1}/limits/:scope/:name`, summary: "Set limits of an org, team (ORG/TEAM), project or key; null clears one", tag: "limits", params: limitTarget, request: limitBody, responses: ok("The limits now", out.limit) },
+  { method: "delete", path: `${V1}/limits/:scope/:name`, summary: "Clear every limit of an org, team, project or key", tag: "limits", params: limitTarget, responses: ok("Cleared", out.deleted) },
+
+  { method: "get", path: `${V1}/usage`, summary: "The ledger summed by project, model, key or day; CSV with format=csv", tag: "usage", query: usageQuery, responses: ok("The report (text/csv with format=csv)", out.usageReport) },
+  { method: "get", path: `${V1}/audit`, summary: "Who changed what, oldest first", tag: "audit", query: auditQuery, responses: ok("The events", out.auditList) },
+
+  { method: "get", path: `${V1}/slurm`, summary: "Each node in llmgw and in Slurm", tag: "slurm", responses: ok("The nodes", out.slurmStatus) },
+  { method: "post", path: `${V1}/slurm/nodes/:id/lend`, summary: "Lend a node to Slurm: drain it of replicas, then resume it in Slurm", tag: "slurm", request: lendBody, bodyOptional: true, responses: started("Accepted: the node's Slurm workflow") },
+  { method: "post", path: `${V1}/slurm/nodes/:id/reclaim`, summary: "Take a node back from Slurm, waiting for its jobs up to a deadline", tag: "slurm", request: reclaimBody, bodyOptional: true, responses: started("Accepted: the node's Slurm workflow") },
+
+  { method: "post", path: `${V1}/training`, summary: "Start a LoRA training run; the data is checked first", tag: "training", request: startBody, responses: started("Accepted: the run", out.trainingStarted) },
+  { method: "get", path: `${V1}/training`, summary: "Training runs, newest first", tag: "training", responses: ok("The runs", out.trainingList) },
+  { method: "get", path: `${V1}/training/:id`, summary: "One run, with its live progress", tag: "training", responses: ok("The run", out.trainingShown) },
+  { method: "post", path: `${V1}/training/:id/cancel`, summary: "Cancel a run", tag: "training", responses: started("Sent", out.trainingCancelled) },
+  // Without offset the bytes; with it a JSON chunk: the same validator, every field optional.
+  { method: "get", path: `${V1}/training/:id/artifact`, summary: "The adapter: its bytes, or with offset a base64 chunk as JSON", tag: "training", query: chunkQuery.partial(), responses: { "200": { description: "The bytes (application/octet-stream); with offset, a JSON chunk", schema: out.artifactChunk } } },
+  { method: "post", path: `${V1}/training/:id/publish`, summary: "Publish a finished run's adapter to a model: loaded onto its replicas one at a time", tag: "training", request: publishBody, responses: started("Accepted: the adapter and the operation", out.adapterPublished) },
+  { method: "get", path: `${V1}/adapters`, summary: "Published adapters, newest first (model=NAME for one model's)", tag: "training", responses: ok("The adapters", out.adapterList) },
+
+  { method: "post", path: `${V1}/explain`, summary: "The router's choice for a request, without sending it: candidates, scores, why", tag: "router", request: explainBody, bodyOptional: true, responses: ok("The explanation", out.explanation) },
+];
+
+let cached: Record<string, unknown> | null = null;
+
+export function adminOpenApi(): Record<string, unknown> {
+  cached ??= buildOpenApi({
+    title: "llmgw admin API",
+    version: "1",
+    description:
+      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training and the router's explain. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
+    security: { adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" } },
+    named: {
+      ModelEntry: modelEntry,
+      ComfyWorkflowEntry: comfyWorkflowEntry,
+      ServeRequest: serveBody,
+      ScaleRequest: scaleBody,
+      ModelSettingsRequest: modelSettingsBody,
+      UpgradeRequest: upgradeBody,
+      CanaryRequest: canaryBody,
+      PricesRequest: strictPriceInput,
+      ProjectRequest: projectBody,
+      KeyRequest: keyBody,
+      RotateRequest: rotateBody,
+      LimitsRequest: limitBody,
+      LendRequest: lendBody,
+      ReclaimRequest: reclaimBody,
+      TrainingRequest: startBody,
+      PublishRequest: publishBody,
+      ExplainRequest: explainBody,
+      Accepted: out.accepted,
+      Error: out.adminError,
+    },
+    error: out.adminError,
+    operations: adminOperations,
+  });
+  return cached;
+}
+
+export const serveAdminOpenApi = (_req: Request, res: Response): void => void res.json(adminOpenApi());
