@@ -38,14 +38,16 @@ export const vllm: EngineAdapter = {
     return {
       command: process.env.LLMGW_VLLM || "vllm",
       args: ["serve", s.weights, "--host", ENGINE_HOST, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--max-model-len", s.contextLength), ...s.args],
-      env: keyEnv(s, "VLLM_API_KEY"),
+      // With --enable-lora, published adapters are loaded at run time (POST /v1/load_lora_adapter),
+      // which vLLM allows only when told so in its environment.
+      env: { ...keyEnv(s, "VLLM_API_KEY"), ...(s.args.includes("--enable-lora") ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: "True" } : {}) },
     };
   },
   validateArgs: (args) => refusedFlag(args, VLLM_FLAGS),
   healthPath: "/health",
   readHealth: readVllmHealth,
   metricsPath: "/metrics",
-  // Needs --enable-lora in the catalog's args and VLLM_ALLOW_RUNTIME_LORA_UPDATING=True on the node.
+  // Needs --enable-lora in the catalog's args (the command then allows runtime updates).
   loraAdapters: true,
 };
 

@@ -96,6 +96,9 @@ export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: strin
       name,
       versions: m?.versions.map((v) => ({ version: v.version, engine: v.engine, args: v.args })) ?? [],
       replicas: m?.replicas.map((x) => ({ id: x.id, version: x.version.version, node: x.nodeId, state: x.state, url: x.url })) ?? [],
+      // Outside providers as the catalog has them: a keys file's path, never a key.
+      providers: m?.providers ?? [],
+      fallbacks: m?.fallbacks ?? [],
       workflow: { id: modelWorkflowId(name), uiUrl: workflowUiUrl(modelWorkflowId(name)) },
       state,
     });

@@ -21,6 +21,8 @@ export const model = z.looseObject({
   name: z.string(),
   versions: z.array(z.looseObject({ version: z.string(), engine: z.string(), args: z.unknown() })),
   replicas: z.array(replica),
+  providers: z.array(z.looseObject({ name: z.string(), base_url: z.string(), model: z.string(), keys_file: z.string() })).describe("outside OpenAI-compatible providers (keys files, never keys)"),
+  fallbacks: z.array(z.string()).describe("models that take requests when this one has no room"),
   workflow: z.object({ id: z.string(), uiUrl: z.string() }),
   state: z.looseObject({}).nullable().describe("the entity workflow's state: desired, operations"),
 });

@@ -102,6 +102,13 @@ describe("fallbacks", () => {
     assert.equal(((await r.json()) as { model: string }).model, second);
   });
 
+  it("ctl model show names the fallbacks", () => {
+    const shown = p.ctl(["model", "show", first]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`fallbacks: ${second}\\n`));
+    assert.deepEqual((JSON.parse(p.ctl(["model", "show", first, "--json"]).stdout) as { fallbacks: string[] }).fallbacks, [second]);
+  });
+
   it("a fallback is a catalog field: a model must not name itself", async () => {
     await assert.rejects(p.admin("POST", "/models", { name: first, versions: [{ version: "v1", engine: "sim" }], fallbacks: [first] }), /fallbacks: a model cannot fall back to itself/);
   });

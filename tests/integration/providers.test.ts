@@ -177,6 +177,14 @@ describe("outside providers", () => {
     assert.ok(!body.error.message.includes(REVOKED));
   });
 
+  it("ctl model show lists the providers by address, never a key", () => {
+    const shown = p.ctl(["model", "show", revokedModel]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`outside provider acme: http://127\\.0\\.0\\.1:\\d+\\S* \\(model ${UPSTREAM_MODEL}, weight 1\\)`));
+    const json = p.ctl(["model", "show", revokedModel, "--json"]).stdout;
+    for (const k of ALL_KEYS) assert.ok(!json.includes(k), "a key's text is in the model view");
+  });
+
   it("no key's text ever reaches the gateway's log; keys are named by their hash prefix", () => {
     const log = fs.readFileSync(p.children.get("gateway")!.logFile, "utf8");
     for (const k of ALL_KEYS) assert.ok(!log.includes(k), "a key's text is in the gateway log");

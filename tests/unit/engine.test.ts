@@ -33,6 +33,8 @@ test("vllm: `vllm serve <weights>` with the served name and max length; the key 
   assert.equal(c.command, "vllm");
   assert.deepEqual(c.args, ["serve", "/w/sets/abc", "--host", "0.0.0.0", "--port", "8123", "--served-model-name", "chat", "--max-model-len", "8192", "--extra", "1"]);
   assert.deepEqual(c.env, { VLLM_API_KEY: KEY });
+  const lora = engine("vllm").command(spec({ weights: "/w/sets/abc", args: ["--enable-lora"] }));
+  assert.deepEqual(lora.env, { VLLM_API_KEY: KEY, VLLM_ALLOW_RUNTIME_LORA_UPDATING: "True" }, "adapters can be loaded at run time");
 });
 
 test("sglang: launch_server through a launcher that adds the key inside Python", () => {
