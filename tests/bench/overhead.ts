@@ -59,6 +59,7 @@ async function main(): Promise<void> {
     const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
     if (served.code !== 0) throw new Error(served.stderr);
     const gatewayPid = profiled?.pid ?? p.children.get("gateway")!.proc.pid!;
+    const gatewayMetrics = `http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`;
 
     const targets: Target[] = [
       { name: "sim", url: sim.url, model: "sim-chat" },
@@ -74,6 +75,7 @@ async function main(): Promise<void> {
     process.stdout.write(`load average before: ${loadAverage()}\n`);
     process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000     failed  load avg\n");
     const rows: unknown[] = [];
+    const stalls = new Map<number, Stalls>();
     for (const rate of rates) {
       const out = new Map<string, LoadResult>();
       const cpuPer1000 = new Map<string, number>();
@@ -82,8 +84,10 @@ async function main(): Promise<void> {
       for (const t of targets) {
         const pid = pids.get(t.name);
         const cpu0 = pid ? cpuSeconds(pid) : 0;
+        const stalls0 = t.name === "gateway" ? await loopStalls(gatewayMetrics) : null;
         const r = await openLoop(pools.get(t.name)!, t, rate, seconds);
         if (pid) cpuPer1000.set(t.name, ((cpuSeconds(pid) - cpu0) / r.sent) * 1000);
+        if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics)));
         out.set(t.name, r);
       }
       const base = out.get("sim")!;
@@ -94,6 +98,12 @@ async function main(): Promise<void> {
         process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${String(r.failed).padStart(6)}  ${load}\n`);
         rows.push({ rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name) } : {}), load });
       }
+    }
+    // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
+    process.stdout.write("\ngateway process during each run: event-loop delay max / p99 (ms, 10 ms resolution), GC pauses (count, total ms)\n");
+    for (const [rate, st] of stalls) {
+      process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms\n`);
+      rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs });
     }
     process.stdout.write(JSON.stringify(rows) + "\n");
     await Promise.all([...pools.values()].map((pool) => pool.close()));
@@ -119,3 +129,28 @@ main().catch((e: unknown) => {
   process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
   process.exit(1);
 });
+
+interface Stalls {
+  loopMaxMs: number;
+  loopP99Ms: number;
+  gcCount: number;
+  gcMs: number;
+}
+
+/**
+ * The gateway's own event-loop delay and GC from its /metrics (prom-client's default metrics):
+ * reading it also resets the loop-delay histogram, so the next read covers just the run between.
+ */
+async function loopStalls(url: string): Promise<Stalls> {
+  const text = await (await fetch(url)).text();
+  const value = (re: RegExp) => text.split("\n").filter((l) => re.test(l)).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
+  return {
+    loopMaxMs: value(/^\w*nodejs_eventloop_lag_max_seconds /) * 1000,
+    loopP99Ms: value(/^\w*nodejs_eventloop_lag_p99_seconds /) * 1000,
+    gcCount: value(/^\w*nodejs_gc_duration_seconds_count\{/),
+    gcMs: value(/^\w*nodejs_gc_duration_seconds_sum\{/) * 1000,
+  };
+}
+
+/** Loop figures are the second read's (the first reset them); GC counts are cumulative. */
+const diffStalls = (a: Stalls, b: Stalls): Stalls => ({ loopMaxMs: b.loopMaxMs, loopP99Ms: b.loopP99Ms, gcCount: b.gcCount - a.gcCount, gcMs: b.gcMs - a.gcMs });
