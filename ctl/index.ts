@@ -4,7 +4,7 @@ import { CtlError } from "./admin-client.ts";
 import { listModels, modelCommand } from "./models.ts";
 import { listNodes, nodeCommand } from "./nodes.ts";
 import { operationCommand } from "./operations.ts";
-import { keysCommand, projectsCommand } from "./tenancy.ts";
+import { keysCommand, orgsCommand, projectsCommand, teamsCommand } from "./tenancy.ts";
 import { auditCommand } from "./audit.ts";
 import { limitsCommand } from "./limits.ts";
 import { pricesCommand } from "./prices.ts";
@@ -20,6 +20,8 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   nodes: listNodes,
   node: nodeCommand,
   operation: operationCommand,
+  orgs: orgsCommand,
+  teams: teamsCommand,
   projects: projectsCommand,
   keys: keysCommand,
   limits: limitsCommand,
@@ -41,8 +43,9 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
   operation pause|resume|abort|promote ID
   operation show ID [--follow]
-  projects create NAME | list
-  keys create --project P [--model PATTERN]… [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
+  orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
+  keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
+  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID
   limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
   usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]

@@ -1,25 +1,60 @@
-// ctl projects … / ctl keys …: projects and their API keys.
+// ctl orgs … / teams … / projects … / keys …: the tenancy tree (org → team → project) and API keys.
 import { parseArgs } from "node:util";
 import { adminClient, CtlError } from "./admin-client.ts";
+import { limitsCommand } from "./limits.ts";
 import { printJson, printTable } from "./output.ts";
+
+type Created = { id: string; name: string; created: boolean };
+const said = (what: string, c: Created) => void process.stdout.write(`${what} ${c.name} ${c.created ? "created" : "already exists"}\n`);
+
+export async function orgsCommand(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean" } } });
+  if (cmd === "create" && positionals[0]) {
+    const o = await adminClient().post<Created>("/orgs", { name: positionals[0] });
+    return values.json ? printJson(o) : said("org", o);
+  }
+  if (cmd === "list" || cmd === undefined) {
+    const { data } = await adminClient().get<{ data: { name: string; teams: number }[] }>("/orgs");
+    return values.json ? printJson(data) : printTable(["ORG", "TEAMS"], data.map((o) => [o.name, o.teams]));
+  }
+  throw new CtlError("usage: llmgw ctl orgs create NAME | list [--json]");
+}
+
+export async function teamsCommand(argv: string[]): Promise<void> {
+  const [cmd, ...rest] = argv;
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean" } } });
+  const [org, name] = (positionals[0] ?? "").split("/", 2);
+  if (cmd === "create" && org && name) {
+    const t = await adminClient().post<Created>("/teams", { org, name });
+    return values.json ? printJson(t) : said("team", t);
+  }
+  if (cmd === "list" || cmd === undefined) {
+    const { data } = await adminClient().get<{ data: { name: string; projects: number }[] }>("/teams");
+    return values.json ? printJson(data) : printTable(["TEAM", "PROJECTS"], data.map((t) => [t.name, t.projects]));
+  }
+  throw new CtlError("usage: llmgw ctl teams create ORG/TEAM | list [--json]");
+}
 
 export async function projectsCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean" } } });
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { team: { type: "string" }, json: { type: "boolean" } } });
   const admin = adminClient();
   if (cmd === "create" && positionals[0]) {
-    const p = await admin.post<{ id: string; name: string; created: boolean }>("/projects", { name: positionals[0] });
-    return values.json ? printJson(p) : void process.stdout.write(`project ${p.name} ${p.created ? "created" : "already exists"}\n`);
+    const p = await admin.post<Created>("/projects", { name: positionals[0], team: values.team });
+    return values.json ? printJson(p) : said("project", p);
   }
   if (cmd === "list" || cmd === undefined) {
-    const { data } = await admin.get<{ data: { name: string; keys: number }[] }>("/projects");
-    return values.json ? printJson(data) : printTable(["PROJECT", "KEYS"], data.map((p) => [p.name, p.keys]));
+    const { data } = await admin.get<{ data: { name: string; team: string; keys: number }[] }>("/projects");
+    return values.json ? printJson(data) : printTable(["PROJECT", "TEAM", "KEYS"], data.map((p) => [p.name, p.team, p.keys]));
   }
-  throw new CtlError("usage: llmgw ctl projects create NAME | list [--json]");
+  throw new CtlError("usage: llmgw ctl projects create NAME [--team ORG/TEAM] | list [--json]");
 }
 
 export async function keysCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
+  // A key's own limits: the same as `limits set|clear key ID …`.
+  if (cmd === "limits") return limitsCommand(rest[0] === "clear" ? ["clear", "key", ...rest.slice(1)] : ["set", "key", ...rest]);
   const { values, positionals } = parseArgs({
     args: rest,
     allowPositionals: true,
@@ -27,6 +62,7 @@ export async function keysCommand(argv: string[]): Promise<void> {
       project: { type: "string" },
       name: { type: "string" },
       model: { type: "string", multiple: true },
+      band: { type: "string" },
       expires: { type: "string" },
       overlap: { type: "string" },
       json: { type: "boolean" },
@@ -34,11 +70,12 @@ export async function keysCommand(argv: string[]): Promise<void> {
   });
   const admin = adminClient();
   if (cmd === "create") {
-    if (!values.project) throw new CtlError("usage: llmgw ctl keys create --project P [--name N] [--model PATTERN]… [--expires ISO-TIME] [--json]");
+    if (!values.project) throw new CtlError("usage: llmgw ctl keys create --project P [--name N] [--model PATTERN]… [--band interactive|batch|bulk] [--expires ISO-TIME] [--json]");
     const k = await admin.post<{ id: string; key: string; prefix: string; project: string }>("/keys", {
       project: values.project,
       name: values.name,
       models: values.model,
+      band: values.band,
       expiresAt: values.expires,
     });
     if (values.json) return printJson(k);
@@ -48,10 +85,10 @@ export async function keysCommand(argv: string[]): Promise<void> {
   }
   if (cmd === "list") {
     const q = values.project ? `?project=${encodeURIComponent(values.project)}` : "";
-    const { data } = await admin.get<{ data: { id: string; prefix: string; project: string; name: string | null; revoked: boolean; expiresAt: string | null }[] }>(`/keys${q}`);
+    const { data } = await admin.get<{ data: { id: string; prefix: string; project: string; name: string | null; band: string; revoked: boolean; expiresAt: string | null }[] }>(`/keys${q}`);
     return values.json
       ? printJson(data)
-      : printTable(["ID", "KEY", "PROJECT", "NAME", "EXPIRES", "REVOKED"], data.map((k) => [k.id, k.prefix + "…", k.project, k.name, k.expiresAt, k.revoked]));
+      : printTable(["ID", "KEY", "PROJECT", "NAME", "BAND", "EXPIRES", "REVOKED"], data.map((k) => [k.id, k.prefix + "…", k.project, k.name, k.band, k.expiresAt, k.revoked]));
   }
   const id = positionals[0];
   if (cmd === "revoke" && id) {
@@ -66,5 +103,5 @@ export async function keysCommand(argv: string[]): Promise<void> {
     process.stderr.write(`new key ${k.prefix}… (id ${k.id}): shown once, keep it now; the old key works until ${k.old.expiresAt}\n`);
     return;
   }
-  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS]");
+  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS] | limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID");
 }

@@ -12,6 +12,7 @@ import { modelSettingsRoutes } from "./model-settings.ts";
 import { nodeRoutes } from "./nodes.ts";
 import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
+import { orgRoutes } from "./orgs.ts";
 import { auditRoutes } from "./audit.ts";
 import { limitRoutes } from "./limits.ts";
 import { priceRoutes } from "./prices.ts";
@@ -41,6 +42,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", modelSettingsRoutes(opts.db));
   app.use("/api/v1", operationRoutes(opts.temporal));
+  app.use("/api/v1", orgRoutes(opts.db));
   app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));
   app.use("/api/v1", priceRoutes(opts.db));
   app.use("/api/v1", limitRoutes(opts.db));

@@ -8,6 +8,7 @@ import { toMicros } from "../../common/pricing.ts";
 import { LIMIT_SCOPES, type LimitScope } from "../auth/limit-book.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
+import { orgByName, teamIdByPath } from "./orgs.ts";
 import { projectByName } from "./tenancy.ts";
 
 export const limitTarget = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.string().min(1).max(200) });
@@ -34,15 +35,8 @@ async function notFound(scope: string, name: string, known: string[]): Promise<n
 /** The id of the org, team, project or key a limit is for. */
 async function scopeId(db: PrismaClient, scope: LimitScope, name: string): Promise<string> {
   if (scope === "project") return (await projectByName(db, name, "name")).id;
-  if (scope === "org") {
-    const org = await db.org.findUnique({ where: { name } });
-    return org?.id ?? notFound(scope, name, (await db.org.findMany({ orderBy: { name: "asc" } })).map((o) => o.name));
-  }
-  if (scope === "team") {
-    const [orgName, teamName] = name.includes("/") ? name.split("/", 2) : ["default", name];
-    const team = await db.team.findFirst({ where: { name: teamName, org: { name: orgName } } });
-    return team?.id ?? notFound(scope, name, (await db.team.findMany({ include: { org: true } })).map((t) => `${t.org.name}/${t.name}`).sort());
-  }
+  if (scope === "org") return (await orgByName(db, name, "name")).id;
+  if (scope === "team") return teamIdByPath(db, name, "name");
   const key = await db.apiKey.findUnique({ where: { id: name } });
   return key?.id ?? notFound(scope, name, []);
 }

@@ -48,7 +48,9 @@ export const nodeList = list(
 );
 export const nodeCordon = z.object({ id: z.string(), cordoned: z.boolean() });
 
-export const projectList = list(z.looseObject({ id: z.string(), name: z.string(), keys: z.number().int(), createdAt: time }));
+export const orgList = list(z.looseObject({ id: z.string(), name: z.string(), teams: z.number().int(), createdAt: time }));
+export const teamList = list(z.looseObject({ id: z.string(), name: z.string().describe("ORG/TEAM"), org: z.string(), projects: z.number().int(), createdAt: time }));
+export const projectList = list(z.looseObject({ id: z.string(), name: z.string(), team: z.string().describe("ORG/TEAM"), keys: z.number().int(), createdAt: time }));
 export const projectCreated = z.object({ id: z.string(), name: z.string(), created: z.boolean() });
 export const keyList = list(
   z.looseObject({ id: z.string(), prefix: z.string(), name: z.string().nullable(), project: z.string(), models: z.array(z.string()), expiresAt: time.nullable(), revoked: z.boolean() }),

@@ -17,6 +17,7 @@ import { operationAction } from "./operations.ts";
 import { strictPriceInput } from "./prices.ts";
 import { lendBody, reclaimBody } from "./slurm.ts";
 import { keyId, keysQuery, keyBody, projectBody, rotateBody } from "./tenancy.ts";
+import { orgBody, teamBody } from "./orgs.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
@@ -67,6 +68,10 @@ export const adminOperations: Operation[] = [
   { method: "post", path: `${V1}/nodes/:id/uncordon`, summary: "New replicas may go to this node again", tag: "nodes", responses: ok("Uncordoned", out.nodeCordon) },
   { method: "post", path: `${V1}/nodes/:id/drain`, summary: "Place the node's replicas elsewhere, then stop them there", tag: "nodes", responses: started("Accepted: the drain workflow") },
 
+  { method: "get", path: `${V1}/orgs`, summary: "Organizations", tag: "tenancy", responses: ok("The orgs", out.orgList) },
+  { method: "post", path: `${V1}/orgs`, summary: "Create an org (200 when it exists)", tag: "tenancy", request: orgBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
+  { method: "get", path: `${V1}/teams`, summary: "Teams, named ORG/TEAM", tag: "tenancy", responses: ok("The teams", out.teamList) },
+  { method: "post", path: `${V1}/teams`, summary: "Create a team in an org (200 when it exists)", tag: "tenancy", request: teamBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
   { method: "get", path: `${V1}/projects`, summary: "Projects", tag: "tenancy", responses: ok("The projects", out.projectList) },
   { method: "post", path: `${V1}/projects`, summary: "Create a project (200 when it exists)", tag: "tenancy", request: projectBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
   { method: "get", path: `${V1}/keys`, summary: "API keys, never their secrets", tag: "tenancy", query: keysQuery, responses: ok("The keys", out.keyList) },
@@ -115,6 +120,8 @@ export function adminOpenApi(): Record<string, unknown> {
       UpgradeRequest: upgradeBody,
       CanaryRequest: canaryBody,
       PricesRequest: strictPriceInput,
+      OrgRequest: orgBody,
+      TeamRequest: teamBody,
       ProjectRequest: projectBody,
       KeyRequest: keyBody,
       RotateRequest: rotateBody,

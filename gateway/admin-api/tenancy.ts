@@ -7,26 +7,29 @@ import { z } from "zod";
 import { publishChange } from "../../common/change-feed.ts";
 import type { PrismaClient } from "../../common/db.ts";
 import { newApiKey } from "../../common/secrets.ts";
+import { BANDS } from "../router/admission.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
+import { DEFAULT_TEAM_PATH, teamIdByPath } from "./orgs.ts";
 
-const DEFAULT_ORG = "default";
-const DEFAULT_TEAM = "default";
-
-export const projectBody = z.object({ name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)") });
+export const projectBody = z.object({
+  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)"),
+  team: z.string().min(1).max(127).default(DEFAULT_TEAM_PATH).describe("ORG/TEAM"),
+});
 export const keyBody = z.object({
   project: z.string().min(1),
   name: z.string().max(128).optional(),
   models: z.array(z.string().min(1)).optional(),
+  band: z.enum(BANDS).default("interactive").describe("the admission band its requests queue in"),
   expiresAt: z.iso.datetime({ offset: true }).optional(),
 });
 export const keyId = z.object({ id: z.string().min(1).max(64) });
 export const rotateBody = z.object({ overlapSeconds: z.number().int().min(0).max(30 * 86_400).default(3_600) });
 export const keysQuery = z.object({ project: z.string().min(1).optional() });
 
-type KeyRow = { id: string; prefix: string; name: string | null; projectId: string; models: string[]; expiresAt: Date | null; revokedAt: Date | null };
+type KeyRow = { id: string; prefix: string; name: string | null; projectId: string; models: string[]; band: string; expiresAt: Date | null; revokedAt: Date | null };
 /** A key as the audit log and the API show it: never the secret, never its hash. */
-const keyView = (k: KeyRow) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, models: k.models, expiresAt: k.expiresAt, revokedAt: k.revokedAt });
+const keyView = (k: KeyRow) => ({ id: k.id, prefix: k.prefix, name: k.name, projectId: k.projectId, models: k.models, band: k.band, expiresAt: k.expiresAt, revokedAt: k.revokedAt });
 
 /** Throws a 404 naming the existing projects. */
 export async function projectByName(db: PrismaClient, name: string, field = "project") {
@@ -34,17 +37,6 @@ export async function projectByName(db: PrismaClient, name: string, field = "pro
   if (project) return project;
   const names = (await db.project.findMany({ select: { name: true }, orderBy: { name: "asc" } })).map((p) => p.name);
   throw new AdminError(404, `no project '${name}'; projects: ${names.join(", ") || "(none)"}`, field);
-}
-
-/** The default org and team that projects made without one belong to. */
-async function defaultTeamId(db: PrismaClient): Promise<string> {
-  const org = await db.org.upsert({ where: { name: DEFAULT_ORG }, create: { id: randomUUID(), name: DEFAULT_ORG }, update: {} });
-  const team = await db.team.upsert({
-    where: { orgId_name: { orgId: org.id, name: DEFAULT_TEAM } },
-    create: { id: randomUUID(), orgId: org.id, name: DEFAULT_TEAM },
-    update: {},
-  });
-  return team.id;
 }
 
 async function keyById(db: PrismaClient, raw: unknown) {
@@ -58,15 +50,15 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
   const r = Router();
 
   r.get("/projects", async (_req, res) => {
-    const rows = await db.project.findMany({ orderBy: { name: "asc" }, include: { _count: { select: { apiKeys: true } } } });
-    res.json({ data: rows.map((p) => ({ id: p.id, name: p.name, keys: p._count.apiKeys, createdAt: p.createdAt })) });
+    const rows = await db.project.findMany({ orderBy: { name: "asc" }, include: { team: { include: { org: true } }, _count: { select: { apiKeys: true } } } });
+    res.json({ data: rows.map((p) => ({ id: p.id, name: p.name, team: `${p.team.org.name}/${p.team.name}`, keys: p._count.apiKeys, createdAt: p.createdAt })) });
   });
 
   r.post("/projects", async (req, res) => {
     const body = check(projectBody, req.body);
     const exists = await db.project.findUnique({ where: { name: body.name } });
     if (exists) return void res.status(200).json({ id: exists.id, name: exists.name, created: false });
-    const p = await db.project.create({ data: { id: randomUUID(), name: body.name, teamId: await defaultTeamId(db) } });
+    const p = await db.project.create({ data: { id: randomUUID(), name: body.name, teamId: await teamIdByPath(db, body.team) } });
     await audit(db, { action: "project.create", target: `project/${p.name}`, after: p });
     res.status(201).json({ id: p.id, name: p.name, created: true });
   });
@@ -83,11 +75,12 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
         hash: k.hash,
         prefix: k.prefix,
         models: body.models ?? [],
+        band: body.band,
         expiresAt: body.expiresAt ? new Date(body.expiresAt) : null,
       },
     });
     await audit(db, { action: "key.create", target: `key/${row.id}`, after: keyView(row) });
-    res.status(201).json({ id: row.id, key: k.key, prefix: row.prefix, project: project.name, models: row.models, expiresAt: row.expiresAt });
+    res.status(201).json({ id: row.id, key: k.key, prefix: row.prefix, project: project.name, models: row.models, band: row.band, expiresAt: row.expiresAt });
   });
 
   r.post("/keys/:id/revoke", async (req, res) => {
@@ -124,7 +117,7 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
       orderBy: { createdAt: "asc" },
     });
     res.json({
-      data: rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, project: k.project.name, models: k.models, expiresAt: k.expiresAt, revoked: k.revokedAt !== null })),
+      data: rows.map((k) => ({ id: k.id, prefix: k.prefix, name: k.name, project: k.project.name, models: k.models, band: k.band, expiresAt: k.expiresAt, revoked: k.revokedAt !== null })),
     });
   });
 

@@ -60,6 +60,48 @@ describe("API keys, prices, the usage report and the audit log", () => {
     await ask(fresh.key);
   });
 
+  it("orgs, teams and projects form a tree; a key's band and its own limits; a team's limit holds its projects' keys", async () => {
+    const json = <T>(args: string[]): T => {
+      const r = p.ctl([...args, "--json"]);
+      assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
+      return JSON.parse(r.stdout) as T;
+    };
+    assert.equal(json<{ created: boolean }>(["orgs", "create", "acme"]).created, true);
+    assert.equal(json<{ created: boolean }>(["orgs", "create", "acme"]).created, false, "creating again is not an error");
+    assert.equal(json<{ name: string }>(["teams", "create", "acme/search"]).name, "acme/search");
+    const noOrg = p.ctl(["teams", "create", "nobody/x"]);
+    assert.equal(noOrg.code, 1);
+    assert.match(noOrg.stderr, /no org 'nobody'; orgs: .*acme/);
+    const noTeam = p.ctl(["projects", "create", "lost", "--team", "acme/nope"]);
+    assert.equal(noTeam.code, 1);
+    assert.match(noTeam.stderr, /no team 'acme\/nope'; teams: acme\/search/);
+    json(["projects", "create", "search-api", "--team", "acme/search"]);
+    assert.equal(json<{ name: string; team: string }[]>(["projects", "list"]).find((x) => x.name === "search-api")?.team, "acme/search");
+    assert.deepEqual(json<{ name: string; projects: number }[]>(["teams", "list"]).find((t) => t.name === "acme/search"), { ...json<{ name: string }[]>(["teams", "list"]).find((t) => t.name === "acme/search"), projects: 1 });
+
+    const a = json<{ id: string; key: string; band: string }>(["keys", "create", "--project", "search-api", "--band", "batch"]);
+    assert.equal(a.band, "batch");
+    assert.equal(json<{ id: string; band: string }[]>(["keys", "list", "--project", "search-api"]).find((k) => k.id === a.id)?.band, "batch");
+    const badBand = p.ctl(["keys", "create", "--project", "search-api", "--band", "urgent"]);
+    assert.equal(badBand.code, 1);
+    assert.match(badBand.stderr, /band/);
+
+    // The key's own limit, then the team's: both counted in Redis, both answered with 429.
+    assert.equal(p.ctl(["keys", "limits", a.id, "--rpm", "2"]).code, 0);
+    await new Promise((r) => setTimeout(r, 5_500)); // gateways reload limits
+    await ask(a.key);
+    await ask(a.key);
+    await assert.rejects(ask(a.key), OpenAI.RateLimitError);
+    assert.equal(p.ctl(["keys", "limits", "clear", a.id]).code, 0);
+    assert.equal(p.ctl(["limits", "set", "team", "acme/search", "--rpm", "3"]).code, 0);
+    const b = json<{ key: string }>(["keys", "create", "--project", "search-api"]);
+    await new Promise((r) => setTimeout(r, 5_500));
+    for (let i = 0; i < 3; i++) await ask(b.key);
+    await assert.rejects(ask(b.key), OpenAI.RateLimitError, "the team's limit covers a key of its project");
+    await assert.rejects(ask(a.key), OpenAI.RateLimitError, "…and every other key of it");
+    assert.ok(json<{ scope: string; name: string }[]>(["limits", "list"]).some((l) => l.scope === "team" && l.name === "acme/search"));
+  });
+
   it("unknown ids and bad bodies are refused naming the field", async () => {
     const r = await fetch(`${p.adminUrl}/api/v1/keys/nope/revoke`, { method: "POST", headers: { authorization: `Bearer ${p.adminToken}` } });
     assert.equal(r.status, 404);
