@@ -7,11 +7,8 @@ import { ApplicationFailure, CancellationScope, proxyActivities, setHandler } fr
 import type { Activities } from "../activities/index.ts";
 import { progressQuery } from "./messages.ts";
 import type { OperationProgress, PublishInput } from "./model-types.ts";
+import { quick } from "./replica-steps.ts";
 
-const quick = proxyActivities<Activities>({
-  startToCloseTimeout: "30 seconds",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 8 },
-});
 // Sending the file heartbeats per chunk; the engine's load can take minutes on a real GPU.
 const loading = proxyActivities<Activities>({
   startToCloseTimeout: "15 minutes",

@@ -7,6 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { Connection, Client, WorkflowNotFoundError } from "@temporalio/client";
 import { waitFor } from "../../common/children.ts";
+import { startPlatform, type Platform } from "./platform.ts";
 
 /** Slurm's node name, which the Slurm tests' agent takes as its node id. */
 export const HOST = os.hostname().split(".")[0]!;
@@ -71,4 +72,19 @@ export async function cleanSlate(): Promise<void> {
 
 export function tmpDir(): string {
   return fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-slurm-"));
+}
+
+/** An operation as the admin API shows it, as the Slurm tests read it. */
+export interface SlurmOp {
+  status: string;
+  error: string | null;
+  progress: { phase: string; message: string } | null;
+}
+
+/** Slurm up and clean, Slurm enabled, and a platform whose one agent is this host's Slurm node. */
+export async function startSlurmPlatform(): Promise<Platform> {
+  startSlurm();
+  await cleanSlate();
+  process.env.LLMGW_SLURM_ENABLED = "1";
+  return startPlatform({ nodeId: HOST });
 }

@@ -7,14 +7,10 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startChild, stopChild, waitFor } from "../../common/children.ts";
-import { freePort, startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
-import { cleanSlate, HOST, JOB_NAME, nodeState, setDrain, sh, startSlurm, tmpDir } from "../helpers/slurm.ts";
+import { freePort, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { HOST, JOB_NAME, nodeState, setDrain, sh, startSlurmPlatform, tmpDir, type SlurmOp } from "../helpers/slurm.ts";
 
-interface Op {
-  status: string;
-  error: string | null;
-  progress: { phase: string; message: string } | null;
-}
+type Op = SlurmOp;
 interface Status {
   enabled: boolean;
   data: { id: string; llmgw: string; cordoned: boolean; slurm: { state: string; reason: string } | null; jobs: unknown[] }[];
@@ -25,10 +21,7 @@ describe("slurm lend", () => {
   const dir = tmpDir();
 
   before(async () => {
-    startSlurm();
-    await cleanSlate();
-    process.env.LLMGW_SLURM_ENABLED = "1";
-    p = await startPlatform({ nodeId: HOST });
+    p = await startSlurmPlatform();
   });
   after(async () => {
     await p?.stop();

@@ -6,24 +6,17 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import { after, before, describe, it } from "node:test";
 import { waitFor } from "../../common/children.ts";
-import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
-import { cleanSlate, HOST, jobState, nodeState, sh, startSlurm, submitHeld, tmpDir } from "../helpers/slurm.ts";
+import { uniqueModel, type Platform } from "../helpers/platform.ts";
+import { cleanSlate, HOST, jobState, nodeState, sh, startSlurm, startSlurmPlatform, submitHeld, tmpDir, type SlurmOp } from "../helpers/slurm.ts";
 
-interface Op {
-  status: string;
-  error: string | null;
-  progress: { phase: string; message: string } | null;
-}
+type Op = SlurmOp;
 
 describe("slurm reclaim", () => {
   let p: Platform;
   const dir = tmpDir();
 
   before(async () => {
-    startSlurm();
-    await cleanSlate();
-    process.env.LLMGW_SLURM_ENABLED = "1";
-    p = await startPlatform({ nodeId: HOST });
+    p = await startSlurmPlatform();
   });
   after(async () => {
     await p?.stop();
