@@ -27,5 +27,7 @@ export const canaryUpdate = defineUpdate<{ operationId: string }, [CanaryCommand
 export const promoteSignal = defineSignal("promote");
 /** Sent to model/<name> by a gateway holding a request for a sleeping on-demand model. */
 export const wakeSignal = defineSignal<[WakeCommand]>("wake");
+/** Sent to model/<name> when its live settings change: an on-demand model's idle watch starts. */
+export const settingsSignal = defineSignal("settings");
 /** A LoRA adapter published to the model: loaded onto its replicas one at a time. */
 export const publishUpdate = defineUpdate<{ operationId: string }, [PublishCommand]>("publish");

@@ -145,6 +145,8 @@ export interface ModelState {
   parked?: string | null;
   /** Sleeping, waking or serving, and since when; set by every serve, wake and sleep. */
   onDemand?: OnDemandState;
+  /** The idle watch runs: set by a wake or a settings change, cleared once the model is not on demand. */
+  idleWatch?: boolean;
 }
 
 /** A model's entity workflow as its first command starts it. */

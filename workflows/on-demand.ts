@@ -4,7 +4,7 @@
 // Wake and sleep run as serve children like any other operation, so they never fight another one.
 import { condition, executeChild, patched, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
-import { wakeSignal } from "./messages.ts";
+import { settingsSignal, wakeSignal } from "./messages.ts";
 import type { ModelState, OperationRecord, ServeCommand } from "./model-types.ts";
 import type { OnDemandPhase, SleepCommand, WakeCommand } from "./on-demand-types.ts";
 import { operationSearchAttributes } from "./search-attributes.ts";
@@ -19,7 +19,7 @@ const act = proxyActivities<Activities>({
 const MIN_CHECK_MS = 500;
 /** Checks at most this far apart, so a shorter idle_after set live applies soon. */
 const MAX_CHECK_MS = 15_000;
-/** A model not on demand is looked at again this often (min_replicas is a live setting too). */
+/** Before idle-watch-on-signal: a model not on demand was looked at again this often. */
 const NOT_ON_DEMAND_CHECK_MS = 60_000;
 
 type OnDemandOperation = Extract<OperationRecord, { kind: "wake" | "sleep" }>;
@@ -39,7 +39,9 @@ const awake = (state: ModelState) => (state.desired?.replicas ?? 0) > 0 && !asle
 
 /** Installs the wake signal and starts the idle watch; called once at the workflow's start. */
 export function installOnDemand(state: ModelState, pending: OperationRecord[], enqueue: Enqueue): void {
+  setHandler(settingsSignal, () => void (state.idleWatch = true));
   setHandler(wakeSignal, (command) => {
+    state.idleWatch = true;
     // One wake at a time; a model already up (and not about to sleep) has nothing to wake.
     if (pending.some((o) => o.kind === "wake")) return;
     if (awake(state) && !pending.some((o) => o.kind === "sleep")) return;
@@ -50,12 +52,19 @@ export function installOnDemand(state: ModelState, pending: OperationRecord[], e
   if (patched("on-demand-idle-watch")) void idleWatch(state, pending, enqueue);
 }
 
+/**
+ * Watches only a model known to be on demand (a wake or a settings change said so), so the
+ * entity workflow of an always-on model polls nothing and its history does not grow.
+ */
 async function idleWatch(state: ModelState, pending: OperationRecord[], enqueue: Enqueue): Promise<void> {
+  // Histories from before the watch waited for a signal polled every model once a minute.
+  const onSignal = patched("idle-watch-on-signal");
   for (;;) {
-    await condition(() => awake(state) && pending.length === 0);
+    await condition(() => (!onSignal || state.idleWatch === true) && awake(state) && pending.length === 0);
     const check = await act.idleCheck({ model: state.name, awakeSince: state.onDemand?.since ?? 0 });
     if (!check.onDemand) {
-      await sleep(NOT_ON_DEMAND_CHECK_MS);
+      if (onSignal) state.idleWatch = false;
+      else await sleep(NOT_ON_DEMAND_CHECK_MS);
       continue;
     }
     if (check.idleMs >= check.idleAfterMs && awake(state) && pending.length === 0) {

@@ -40,7 +40,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", catalogRoutes(opts.db));
   app.use("/api/v1", comfyWorkflowRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
-  app.use("/api/v1", modelSettingsRoutes(opts.db));
+  app.use("/api/v1", modelSettingsRoutes(opts.db, opts.temporal));
   app.use("/api/v1", operationRoutes(opts.temporal));
   app.use("/api/v1", orgRoutes(opts.db));
   app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));

@@ -1,6 +1,7 @@
 // A model's live settings: min_replicas (0: on demand), idle_after and wake_wait. Changed here, they
 // take effect without a restart: gateways re-read the catalog every few seconds and the model's
 // idle watch reads it at every check.
+import type { Client } from "@temporalio/client";
 import { Router } from "express";
 import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
@@ -8,6 +9,8 @@ import { durationMs, formatDuration } from "../../common/duration.ts";
 import { audit } from "./audit.ts";
 import { modelNameParam } from "./catalog.ts";
 import { AdminError, check } from "./errors.ts";
+import { settingsSignal } from "../../workflows/messages.ts";
+import { modelWorkflowId } from "../../workflows/model-types.ts";
 
 /** null sets a duration back to the process's setting (LLMGW_IDLE_AFTER_MS, LLMGW_WAKE_WAIT_MS). */
 export const modelSettingsBody = z
@@ -32,7 +35,7 @@ const view = (m: Row) => ({
 
 const SELECT = { name: true, minReplicas: true, idleAfterMs: true, wakeWaitMs: true } as const;
 
-export function modelSettingsRoutes(db: PrismaClient): Router {
+export function modelSettingsRoutes(db: PrismaClient, temporal: Client): Router {
   const r = Router();
 
   r.get("/models/:name/settings", async (req, res) => {
@@ -53,6 +56,8 @@ export function modelSettingsRoutes(db: PrismaClient): Router {
       select: SELECT,
     });
     await audit(db, { action: "model.settings", target: `model/${name}`, before: view(before), after: view(after) });
+    // An on-demand model's idle watch starts (or reads the new idle_after); a model never served has no workflow yet.
+    if (after.minReplicas === 0) await temporal.workflow.getHandle(modelWorkflowId(name)).signal(settingsSignal).catch(() => undefined);
     res.json(view(after));
   });
 
