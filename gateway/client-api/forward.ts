@@ -1,7 +1,8 @@
 // What every inference route does once its body is checked, whatever API it speaks: may this key
 // use the model, is it served, proxy to a replica, record one usage event and the metrics.
 import { randomUUID } from "node:crypto";
-import type { Request, Response } from "express";
+import type { IncomingMessage, ServerResponse } from "node:http";
+import type { Request } from "express";
 import { log } from "../../common/logging.ts";
 import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
 import { fallbackFor } from "../router/fallback.ts";
@@ -11,12 +12,14 @@ import { ApiError } from "./errors.ts";
 import { checkRequestLimits } from "./request-limits.ts";
 
 export type Authed = Request & { key?: KeyInfo; requestId?: string };
+/** An authenticated request on either path: express's (Authed) or the plain hot path's. */
+export type Caller = IncomingMessage & { key?: KeyInfo; requestId?: string };
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
  * `endpoint` is the client's route as the ledger records it (the engine's path may differ).
  */
-export async function forward(deps: ClientApiDeps, req: Authed, res: Response, model: string, p: Omit<ProxyRequest, "requestId">, endpoint = p.path): Promise<void> {
+export async function forward(deps: ClientApiDeps, req: Caller, res: ServerResponse, model: string, p: Omit<ProxyRequest, "requestId">, endpoint = p.path): Promise<void> {
   const key = req.key!;
   if (!modelAllowed(key.models, model)) {
     throw new ApiError("permission", `this key may not use model '${model}'`, { param: "model", code: "model_not_allowed" });

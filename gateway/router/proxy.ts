@@ -1,8 +1,7 @@
 // Sends a request to a replica and the answer back to the client. A connection failure or a 5xx
 // before the first byte is retried on another replica; once bytes have reached the client, never.
 // An outside provider's key that is refused (401/403) or at its limit (429) is passed over the same way.
-import type { IncomingHttpHeaders } from "node:http";
-import type { Request, Response } from "express";
+import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
 import { ApiError } from "../client-api/errors.ts";
 import { bandOf } from "./admission.ts";
 import { prefixHash } from "./affinity.ts";
@@ -50,9 +49,9 @@ export function routeHints(headers: IncomingHttpHeaders, body: Record<string, un
   return { profile, session, prefix: profile === "chat" ? prefixHash(body) : 0 };
 }
 
-export type Responder = (res: Response, e: Endpoint, up: UpstreamResponse, p: ProxyRequest) => Promise<ProxyOutcome>;
+export type Responder = (res: ServerResponse, e: Endpoint, up: UpstreamResponse, p: ProxyRequest) => Promise<ProxyOutcome>;
 
-export async function proxy(req: Request, res: Response, endpoints: Endpoint[], p: ProxyRequest): Promise<ProxyOutcome> {
+export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest): Promise<ProxyOutcome> {
   const hints = routeHints(req.headers, p.body);
   const group = endpoints[0]?.group;
   const band = bandOf(p.band);
@@ -84,7 +83,7 @@ export async function proxy(req: Request, res: Response, endpoints: Endpoint[], 
   }
 }
 
-async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, signal: AbortSignal): Promise<ProxyOutcome> {
+async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, signal: AbortSignal): Promise<ProxyOutcome> {
   const body = p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body;
   const payload = JSON.stringify(body);
   // Outside providers get the body with their own model id, made once per request and model.
@@ -162,7 +161,7 @@ async function forward(res: Response, endpoints: Endpoint[], p: ProxyRequest, hi
 
 type UpstreamResponse = Awaited<ReturnType<Endpoint["pool"]["request"]>>;
 
-async function relay(res: Response, e: Endpoint, up: UpstreamResponse, p: ProxyRequest): Promise<ProxyOutcome> {
+async function relay(res: ServerResponse, e: Endpoint, up: UpstreamResponse, p: ProxyRequest): Promise<ProxyOutcome> {
   const ctype = String(up.headers["content-type"] ?? "application/json");
   const requestHeaders = { "x-request-id": p.requestId, "x-llmgw-replica": e.id };
   if (!p.stream || up.statusCode !== 200 || !ctype.startsWith("text/event-stream")) {

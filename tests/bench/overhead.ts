@@ -19,6 +19,7 @@ import { startPlatform, uniqueModel } from "../helpers/platform.ts";
 import { cpuSeconds, loadAverage, openLoop, repoRoot, startSimProcess, type LoadResult, type Target } from "./load.ts";
 
 const { values } = parseArgs({
+  allowNegative: true,
   options: {
     rates: { type: "string", default: "100,500,1000,2000" },
     seconds: { type: "string", default: "3" },
@@ -27,6 +28,8 @@ const { values } = parseArgs({
     model: { type: "string", default: "sim-chat" },
     "cpu-prof": { type: "string" },
     bare: { type: "boolean", default: false },
+    /** --no-limits: the bench key without limits (the limiter then only counts spend). */
+    limits: { type: "boolean", default: true },
   },
 });
 const rates = values.rates.split(",").map(Number);
@@ -55,7 +58,12 @@ async function main(): Promise<void> {
     if (p.ctl(["projects", "create", "bench"]).code !== 0) throw new Error("could not create the project");
     const created = p.ctl(["keys", "create", "--project", "bench", "--json"]);
     if (created.code !== 0) throw new Error(created.stderr);
-    const key = (JSON.parse(created.stdout) as { key: string }).key;
+    const { key, id: keyId } = JSON.parse(created.stdout) as { key: string; id: string };
+    // Limits on, as in production: limits far above the load, so every request is counted and none refused.
+    if (values.limits) {
+      const limited = p.ctl(["keys", "limits", keyId, "--rpm", "100000000", "--tpm", "1000000000", "--concurrent", "100000"]);
+      if (limited.code !== 0) throw new Error(limited.stderr);
+    }
     const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
     if (served.code !== 0) throw new Error(served.stderr);
     const gatewayPid = profiled?.pid ?? p.children.get("gateway")!.proc.pid!;

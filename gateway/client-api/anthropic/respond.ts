@@ -1,8 +1,8 @@
 // Writes the engine's OpenAI answer to the client as Anthropic's: a message, or its event stream
 // translated as the engine's chunks arrive. An engine's error is passed on in Anthropic's shape.
-import type { Response } from "express";
+import type { ServerResponse } from "node:http";
 import type { Responder } from "../../router/proxy.ts";
-import { ApiError, kindOfStatus, sendAnthropicError } from "../errors.ts";
+import { ApiError, kindOfStatus, sendAnthropicError, writeJson } from "../errors.ts";
 import { toAnthropicMessage, type MessageContext, type OpenAIChatCompletion } from "./response.ts";
 import { AnthropicStream, sseEvent } from "./stream.ts";
 
@@ -13,13 +13,13 @@ export function anthropicResponder(ctx: MessageContext): Responder {
     if (up.statusCode !== 200 || !p.stream || !ctype.startsWith("text/event-stream")) {
       const text = await up.body.text();
       const ttftMs = performance.now() - p.started;
-      res.set(headers);
+      for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       if (up.statusCode !== 200) {
         sendAnthropicError(res, engineError(up.statusCode, text));
         return { status: up.statusCode, endpoint: e, usage: null, ttftMs };
       }
       const completion = JSON.parse(text) as OpenAIChatCompletion;
-      res.status(200).json(toAnthropicMessage(completion, ctx));
+      writeJson(res, 200, toAnthropicMessage(completion, ctx));
       return { status: 200, endpoint: e, usage: completion.usage ?? null, ttftMs };
     }
     res.writeHead(200, { "content-type": "text/event-stream", "cache-control": "no-cache", connection: "keep-alive", ...headers });
@@ -52,7 +52,7 @@ function engineError(status: number, text: string): ApiError {
   return new ApiError(kindOfStatus(status), message);
 }
 
-function endWithError(res: Response): void {
+function endWithError(res: ServerResponse): void {
   if (res.writableEnded) return;
   res.end(sseEvent("error", { error: { type: "api_error", message: "the engine broke off the answer" } }));
 }

@@ -1,0 +1,36 @@
+// The inference routes without express: a POST to exactly /v1/chat/completions, /v1/completions,
+// /v1/embeddings or /v1/messages is read, authenticated and forwarded by plain node; every other
+// request (and these paths with a query string or another spelling) goes to the express app,
+// which serves the same routes with the same handlers. Express's router and middleware chain cost
+// more per request than the rest of the gateway's checks (docs/benchmarks.md).
+import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
+import { serveMessages } from "./anthropic/routes.ts";
+import { assignRequestId, type ClientApiDeps } from "./app.ts";
+import { authenticate } from "./authenticate.ts";
+import { answerError } from "./errors.ts";
+import type { Caller } from "./forward.ts";
+import { INFERENCE_ROUTES, serveInference } from "./inference.ts";
+import { readJsonBody } from "./json-body.ts";
+
+type Serve = (req: Caller, res: ServerResponse, body: unknown) => Promise<void>;
+
+export function withHotPath(deps: ClientApiDeps, app: RequestListener): RequestListener {
+  const routes = new Map<string, Serve>(INFERENCE_ROUTES.map(([path, schema]) => [path, (req, res, body) => serveInference(deps, schema, path, req, res, body)]));
+  routes.set("/v1/messages", (req, res, body) => serveMessages(deps, req, res, body));
+  return (req: IncomingMessage, res: ServerResponse) => {
+    const serve = req.method === "POST" ? routes.get(req.url ?? "") : undefined;
+    if (!serve) return app(req, res);
+    const caller = req as Caller;
+    assignRequestId(caller, res);
+    // As on the express path: the body is read (and its errors answered) before the key is checked.
+    readJsonBody(req, deps.bodyLimitBytes, (err, body) => {
+      if (err) return answerError(caller, res, err);
+      authenticate(deps.keys, req.headers)
+        .then((key) => {
+          caller.key = key;
+          return serve(caller, res, body);
+        })
+        .catch((e: unknown) => answerError(caller, res, e));
+    });
+  };
+}

@@ -1,0 +1,35 @@
+// The OpenAI inference routes (chat, completions, embeddings) once the caller is authenticated:
+// check the body against the route's schema, then forward. Shared by the express app and the hot path.
+import type { ServerResponse } from "node:http";
+import type { z } from "zod";
+import type { ClientApiDeps } from "./app.ts";
+import { ApiError } from "./errors.ts";
+import { forward, type Caller } from "./forward.ts";
+import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue } from "./schemas.ts";
+
+type InferenceSchema = z.ZodType<{ model: string; stream?: boolean | undefined }>;
+
+/** Each inference route and the schema its body must meet. */
+export const INFERENCE_ROUTES: ReadonlyArray<readonly [path: string, schema: InferenceSchema]> = [
+  ["/v1/chat/completions", chatCompletionRequest],
+  ["/v1/completions", completionRequest],
+  ["/v1/embeddings", embeddingRequest],
+];
+
+/** Throws an ApiError when the request cannot be served. */
+export async function serveInference(deps: ClientApiDeps, schema: InferenceSchema, path: string, req: Caller, res: ServerResponse, raw: unknown): Promise<void> {
+  const started = performance.now();
+  const parsed = schema.safeParse(raw);
+  if (!parsed.success) {
+    const { message, param } = firstIssue(parsed.error);
+    throw new ApiError("invalid_request", message, { param });
+  }
+  const body = parsed.data as Record<string, unknown> & { model: string; stream?: boolean; stream_options?: { include_usage?: boolean } | null };
+  await forward(deps, req, res, body.model, {
+    path,
+    body,
+    stream: body.stream === true,
+    clientWantsUsage: body.stream_options?.include_usage === true,
+    started,
+  });
+}
