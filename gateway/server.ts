@@ -110,6 +110,7 @@ export async function startGateway(): Promise<Gateway> {
       await registry.close();
       prices.close();
       limitBook.close();
+      await limits.close();
       limitConn.disconnect();
       sub.disconnect();
       weightsConn.disconnect();

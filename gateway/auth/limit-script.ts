@@ -1,16 +1,21 @@
-// The Lua scripts that admit and settle a request against every scope's limits in ONE Redis round
+// The Lua scripts that admit and settle requests against every scope's limits in ONE Redis round
 // trip each, atomically across all gateways. Rates use a sliding window: the previous minute's
 // count weighted by how much of it still lies within the last 60 s, plus the current minute's.
-// Concurrency is a sorted set of request ids scored by when the slot lapses (so a gateway that
-// dies holding slots frees them). gateway/auth/local-limits.ts is the same logic in memory.
+// Concurrency is a sorted set of slot ids scored by when the slot lapses (so a gateway that dies
+// holding slots frees them). An admission may reserve more than one request and slot at once — a
+// lease the gateway then spends without asking (gateway/auth/limit-lease.ts) — and settling gives
+// back what a lease did not use. gateway/auth/local-limits.ts is the same logic in memory.
 
 /**
- * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, request id, slot ttl ms, month, then
- * per scope: rpm, tpm, concurrent, budget micros (-1 for none).
- * Returns {1} when admitted, else {0, scope index (1-based), reason, retry ms (-1: none)}.
+ * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, lease id, slot ttl ms, month, requests
+ * wanted, then per scope: rpm, tpm, concurrent, budget micros (-1 for none).
+ * Checks one request as it would be alone; admitted, it grants g = min(wanted, the room every rate
+ * and slot limit has left) requests, counted in this minute and holding g slots `<lease id>:<n>`.
+ * Returns {1, g, then per scope: tokens in the window, spent this month} when admitted, else
+ * {0, scope index (1-based), reason, retry ms (-1: none)}.
  */
 export const ADMIT_LUA = `
-local now, w, id, ttl, month = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5]
+local now, w, id, ttl, month, want = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), ARGV[5], tonumber(ARGV[6])
 local cur = math.floor(now / w)
 local elapsed = now - cur * w
 local function counts(prefix, kind)
@@ -27,7 +32,7 @@ local function wait(c, p, limit)
   return math.ceil(w * (1 - (limit - 1 - c) / p)) - elapsed
 end
 for i, prefix in ipairs(KEYS) do
-  local base = 5 + (i - 1) * 4
+  local base = 6 + (i - 1) * 4
   local rpm, tpm, conc, budget = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
   for _, rate in ipairs({{'rpm', rpm}, {'tpm', tpm}}) do
     if rate[2] >= 0 then
@@ -43,30 +48,54 @@ for i, prefix in ipairs(KEYS) do
     return {0, i, 'budget', -1}
   end
 end
+local g = want
+local out = {1, 0}
 for i, prefix in ipairs(KEYS) do
-  local base = 5 + (i - 1) * 4
+  local base = 6 + (i - 1) * 4
+  local rpm, conc = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 3])
+  if rpm >= 0 then
+    local c, p = counts(prefix, 'rpm')
+    g = math.min(g, math.floor(rpm - (p * (w - elapsed) / w + c)))
+  end
+  if conc >= 0 then g = math.min(g, conc - redis.call('ZCARD', prefix .. ':conc')) end
+  local c, p = counts(prefix, 'tpm')
+  out[#out + 1] = math.floor(p * (w - elapsed) / w + c)
+  out[#out + 1] = tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0')
+end
+g = math.max(g, 1)
+out[2] = g
+for i, prefix in ipairs(KEYS) do
+  local base = 6 + (i - 1) * 4
   if tonumber(ARGV[base + 1]) >= 0 then
     local k = prefix .. ':rpm:' .. cur
-    redis.call('INCR', k)
+    redis.call('INCRBY', k, g)
     redis.call('PEXPIRE', k, 2 * w + 1000)
   end
   if tonumber(ARGV[base + 3]) >= 0 then
-    redis.call('ZADD', prefix .. ':conc', now + ttl, id)
+    for n = 1, g do redis.call('ZADD', prefix .. ':conc', now + ttl, id .. ':' .. n) end
     redis.call('PEXPIRE', prefix .. ':conc', ttl)
   end
 end
-return {1}
+return out
 `;
 
 /**
- * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, request id, tokens, cost micros, month.
- * Frees the request's concurrency slot, adds its tokens to the minute and its cost to the month.
+ * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, tokens, cost micros, month, then the
+ * minute bucket and count of leased requests given back unused (0 0: none), then slot ids to free.
+ * Adds tokens to the minute and cost to the month at every scope; a give-back only touches counts
+ * that exist (a scope without a rate limit has none).
  */
 export const SETTLE_LUA = `
-local now, w, id, tokens, cost, month = tonumber(ARGV[1]), tonumber(ARGV[2]), ARGV[3], tonumber(ARGV[4]), tonumber(ARGV[5]), ARGV[6]
+local now, w, tokens, cost, month = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
+local bucket, unused = ARGV[6], tonumber(ARGV[7])
 local cur = math.floor(now / w)
 for _, prefix in ipairs(KEYS) do
-  redis.call('ZREM', prefix .. ':conc', id)
+  for n = 8, #ARGV do redis.call('ZREM', prefix .. ':conc', ARGV[n]) end
+  if unused > 0 then
+    local k = prefix .. ':rpm:' .. bucket
+    local left = tonumber(redis.call('GET', k) or '0')
+    if left > 0 then redis.call('DECRBY', k, math.min(left, unused)) end
+  end
   if tokens > 0 then
     local k = prefix .. ':tpm:' .. cur
     redis.call('INCRBY', k, tokens)

@@ -1,14 +1,18 @@
-// Admission against rate limits, concurrency and monthly budgets at every level of tenancy. One
-// Redis round trip admits (a Lua script), one after the answer settles (frees the slot, counts
-// tokens and cost). If Redis cannot answer, this process counts on its own (LocalLimits) and says
-// so in a log line and a metric: a Redis outage never fails a request.
+// Admission against rate limits, concurrency and monthly budgets at every level of tenancy, shared
+// by every gateway through Redis. A request that finds a live lease for its key is admitted here
+// with no round trip (gateway/auth/limit-lease.ts); otherwise one round trip (a Lua script) admits
+// it and takes a new lease, together with this key's unsent settlements. What requests used
+// (tokens, cost, freed slots, unused leases) is sent in the background every FLUSH_MS. If Redis
+// cannot answer, this process counts on its own (LocalLimits) and says so in a log line and a
+// metric: a Redis outage never fails a request.
 import { randomUUID } from "node:crypto";
-import type { Redis } from "ioredis";
+import type { ChainableCommander, Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
 import { log } from "../../common/logging.ts";
 import { ApiError } from "../client-api/errors.ts";
 import type { KeyInfo } from "./key-cache.ts";
 import { scopesOf, type LimitBook, type ScopeLimits } from "./limit-book.ts";
+import { Lease, LEASE_MS, leaseSize, limitsSignature } from "./limit-lease.ts";
 import { ADMIT_LUA, SETTLE_LUA } from "./limit-script.ts";
 import { LocalLimits, type Refusal } from "./local-limits.ts";
 
@@ -16,27 +20,53 @@ const WINDOW_MS = 60_000;
 /** A concurrency slot lapses after this even if never released (its gateway died). */
 const SLOT_TTL_MS = 15 * 60_000;
 const WARN_EVERY_MS = 10_000;
+/** How often what requests used is sent to Redis, and leases past their time given back. */
+const FLUSH_MS = 100;
+
+type Spent = { promptTokens: number; completionTokens: number; costMicros: number };
 
 export interface Admission {
   /** The 429 to answer with, or null when admitted. */
   refused: ApiError | null;
   /** Frees the concurrency slot and counts what the request used; call exactly once. */
-  release(spent: { promptTokens: number; completionTokens: number; costMicros: number }): void;
+  release(spent: Spent): void;
+}
+
+/** One key's settlements not yet in Redis. */
+interface Pending {
+  prefixes: string[];
+  tokens: number;
+  cost: number;
+  /** Leased requests not used: [minute bucket, count]. */
+  unused: [number, number][];
+  slots: string[];
 }
 
 type LimiterRedis = Redis & {
   llmgwAdmit(n: number, ...args: (string | number)[]): Promise<(number | string)[]>;
   llmgwSettle(n: number, ...args: (string | number)[]): Promise<number>;
 };
+type LimiterPipeline = ChainableCommander & {
+  llmgwAdmit(n: number, ...args: (string | number)[]): LimiterPipeline;
+  llmgwSettle(n: number, ...args: (string | number)[]): LimiterPipeline;
+};
 
 const prefixOf = (s: { scope: string; scopeId: string }) => `llmgw:lim:${s.scope}:${s.scopeId}`;
 const monthOf = (now: number) => new Date(now).toISOString().slice(0, 7);
+const bucketOf = (now: number) => Math.floor(now / WINDOW_MS);
+const NONE: Admission["release"] = () => undefined;
 
 export class Limiter {
   private readonly redis: LimiterRedis;
   private readonly local = new LocalLimits(WINDOW_MS);
   private readonly fallbacks: Counter;
+  private readonly roundTrips: Counter;
   private lastWarn = 0;
+  /** By key: its live lease, the admission now asking Redis for one, what it used not yet sent. */
+  private readonly leases = new Map<string, Lease>();
+  private readonly asking = new Map<string, { want: number; done: Promise<unknown> }>();
+  private readonly pending = new Map<string, Pending>();
+  private readonly timer: NodeJS.Timeout;
 
   /** `redis` should fail fast when disconnected (no offline queue, a short command timeout). */
   constructor(redis: Redis, private readonly book: LimitBook, metrics: Registry) {
@@ -49,55 +79,195 @@ export class Limiter {
       labelNames: ["op"],
       registers: [metrics],
     });
+    this.roundTrips = new Counter({
+      name: "llmgw_limits_redis_admissions_total",
+      help: "Admissions that asked Redis (the rest were admitted on a lease, with no round trip)",
+      registers: [metrics],
+    });
+    this.timer = setInterval(() => this.flush(), FLUSH_MS);
+    this.timer.unref();
   }
 
   async admit(key: KeyInfo): Promise<Admission> {
     const limits = this.book.forKey(key);
     const all = scopesOf(key).map(prefixOf);
+    const k = all.join(" ");
     // No limits: only the spend is counted, so a budget set later this month sees it.
-    if (limits.length === 0) return { refused: null, release: (spent) => this.settle(all, "-", { promptTokens: 0, completionTokens: 0, costMicros: spent.costMicros }) };
+    if (limits.length === 0) return { refused: null, release: (spent) => this.count(k, all, spent) };
+    const signature = limitsSignature(limits);
+    for (;;) {
+      const now = Date.now();
+      const lease = this.leases.get(k);
+      const got = lease?.signature === signature ? lease.take(now, bucketOf(now)) : null;
+      if (got) return this.admitted(k, all, lease!, got.slot);
+      // Another request is asking Redis for a lease of several: wait for it rather than ask too.
+      const asking = this.asking.get(k);
+      if (!asking || asking.want === 1) break;
+      await asking.done;
+    }
+    const want = leaseSize(limits);
+    const done = this.ask(k, all, limits, signature, want);
+    const entry = { want, done };
+    this.asking.set(k, entry);
+    void done.finally(() => this.asking.get(k) === entry && this.asking.delete(k));
+    return done;
+  }
+
+  /** Stops the timer and sends what is left. */
+  async close(): Promise<void> {
+    clearInterval(this.timer);
+    for (const [k, lease] of this.leases) this.retire(k, lease);
+    this.leases.clear();
+    await this.flush();
+  }
+
+  private async ask(k: string, all: string[], limits: ScopeLimits[], signature: string, want: number): Promise<Admission> {
+    const old = this.leases.get(k);
+    if (old) this.retire(k, old);
+    this.leases.delete(k);
+    // This key's settlements go first in the same round trip, so the admission sees them.
+    const pend = this.pending.get(k);
+    this.pending.delete(k);
     const id = randomUUID();
     const prefixes = limits.map(prefixOf);
     const now = Date.now();
     const month = monthOf(now);
-    let refusal: Refusal | null;
-    let local = false;
+    this.roundTrips.inc();
+    let r: (number | string)[];
     try {
-      const args = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1]);
-      const r = await this.redis.llmgwAdmit(prefixes.length, ...prefixes, now, WINDOW_MS, id, SLOT_TTL_MS, month, ...args);
-      refusal = r[0] === 1 ? null : { index: Number(r[1]), reason: String(r[2]) as Refusal["reason"], retryMs: Number(r[3]) < 0 ? null : Number(r[3]) };
+      const pipe = this.redis.pipeline() as LimiterPipeline;
+      if (pend) for (const args of settleCalls(pend, now)) pipe.llmgwSettle(pend.prefixes.length, ...args);
+      const limitArgs = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1]);
+      pipe.llmgwAdmit(prefixes.length, ...prefixes, now, WINDOW_MS, id, SLOT_TTL_MS, month, want, ...limitArgs);
+      const results = (await pipe.exec()) ?? [];
+      const settled = results.slice(0, -1);
+      if (pend && settled.some(([err]) => err)) this.settleLocally(pend, settled.find(([err]) => err)![0]);
+      const [err, answer] = results[results.length - 1] ?? [new Error("no answer from Redis")];
+      if (err) throw err;
+      r = answer as (number | string)[];
     } catch (err) {
       this.fellBack("admit", err);
-      refusal = this.local.admit(prefixes, limits, id, now, SLOT_TTL_MS, month);
-      local = true;
+      if (pend) this.settleLocally(pend, null);
+      const refusal = this.local.admit(prefixes, limits, id, now, SLOT_TTL_MS, month);
+      if (refusal) return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
+      return {
+        refused: null,
+        release: (spent) => {
+          this.local.settle(prefixes, id, Date.now(), 0, 0, month);
+          this.count(k, all, spent);
+        },
+      };
     }
-    if (refusal) return { refused: toError(refusal, limits[refusal.index - 1]!), release: () => undefined };
+    if (r[0] !== 1) {
+      const refusal: Refusal = { index: Number(r[1]), reason: String(r[2]) as Refusal["reason"], retryMs: Number(r[3]) < 0 ? null : Number(r[3]) };
+      return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
+    }
+    const views = r.slice(2).map(Number);
+    const lease = new Lease(
+      id,
+      signature,
+      limits,
+      Number(r[1]),
+      bucketOf(now),
+      now + LEASE_MS,
+      views.filter((_, i) => i % 2 === 0),
+      views.filter((_, i) => i % 2 === 1),
+    );
+    // A request admitted meanwhile on another new lease: the later one serves, the other goes back.
+    const raced = this.leases.get(k);
+    if (raced) this.retire(k, raced);
+    this.leases.set(k, lease);
+    return this.admitted(k, all, lease, lease.firstSlot());
+  }
+
+  private admitted(k: string, all: string[], lease: Lease, slot: string | null): Admission {
     return {
       refused: null,
       release: (spent) => {
-        if (local) this.local.settle(prefixes, id, Date.now(), 0, 0, month);
-        this.settle(all, id, spent);
+        const now = Date.now();
+        lease.used(spent.promptTokens + spent.completionTokens, spent.costMicros);
+        if (slot !== null) {
+          if (this.leases.get(k) === lease && lease.live(now, bucketOf(now))) lease.free.push(slot);
+          else this.pendingFor(k, all).slots.push(slot);
+        }
+        this.count(k, all, spent);
       },
     };
   }
 
-  private settle(prefixes: string[], id: string, spent: { promptTokens: number; completionTokens: number; costMicros: number }): void {
-    const now = Date.now();
+  private count(k: string, all: string[], spent: Spent): void {
     const tokens = spent.promptTokens + spent.completionTokens;
-    // Nothing to free and nothing to count: no round trip.
-    if (id === "-" && tokens === 0 && spent.costMicros === 0) return;
-    this.redis.llmgwSettle(prefixes.length, ...prefixes, now, WINDOW_MS, id, tokens, spent.costMicros, monthOf(now)).catch((err: unknown) => {
-      this.fellBack("settle", err);
-      this.local.settle(prefixes, id, now, tokens, spent.costMicros, monthOf(now));
-    });
+    if (tokens === 0 && spent.costMicros === 0) return;
+    const p = this.pendingFor(k, all);
+    p.tokens += tokens;
+    p.cost += spent.costMicros;
+  }
+
+  private pendingFor(k: string, prefixes: string[]): Pending {
+    let p = this.pending.get(k);
+    if (!p) this.pending.set(k, (p = { prefixes, tokens: 0, cost: 0, unused: [], slots: [] }));
+    return p;
+  }
+
+  private retire(k: string, lease: Lease): void {
+    const back = lease.retire();
+    if (back.unused === 0 && back.slots.length === 0) return;
+    const p = this.pendingFor(k, k.split(" "));
+    if (back.unused > 0) p.unused.push([lease.bucket, back.unused]);
+    p.slots.push(...back.slots);
+  }
+
+  /** Gives back leases past their time and sends every key's settlements, in one round trip. */
+  private flush(): Promise<void> {
+    const now = Date.now();
+    for (const [k, lease] of this.leases) {
+      if (lease.live(now, bucketOf(now))) continue;
+      this.retire(k, lease);
+      this.leases.delete(k);
+    }
+    if (this.pending.size === 0) return Promise.resolve();
+    const batch = [...this.pending.values()];
+    this.pending.clear();
+    const pipe = this.redis.pipeline() as LimiterPipeline;
+    for (const p of batch) for (const args of settleCalls(p, now)) pipe.llmgwSettle(p.prefixes.length, ...args);
+    return pipe.exec().then(
+      (results) => {
+        // Calls line up with settleCalls' output, one Pending's calls after another's.
+        let i = 0;
+        for (const p of batch) {
+          const n = settleCalls(p, now).length;
+          const failed = (results ?? []).slice(i, i + n).find(([err]) => err);
+          if (failed || !results) this.settleLocally(p, failed?.[0] ?? null);
+          i += n;
+        }
+      },
+      (err: unknown) => batch.forEach((p) => this.settleLocally(p, err)),
+    );
+  }
+
+  /** Redis did not take these settlements: count tokens and spend here (its slots lapse there). */
+  private settleLocally(p: Pending, err: unknown): void {
+    this.fellBack("settle", err);
+    const now = Date.now();
+    this.local.settle(p.prefixes, "-", now, p.tokens, p.cost, monthOf(now));
   }
 
   private fellBack(op: string, err: unknown): void {
     this.fallbacks.inc({ op });
     if (Date.now() - this.lastWarn < WARN_EVERY_MS) return;
     this.lastWarn = Date.now();
-    log.warn("Redis did not answer a limit check; counting limits in this process only", { op, error: (err as Error).message });
+    log.warn("Redis did not answer a limit check; counting limits in this process only", { op, error: (err as Error | null)?.message });
   }
+}
+
+/** The settle script's ARGV for one key: one call, plus one more per extra minute with unused requests. */
+function settleCalls(p: Pending, now: number): (string | number)[][] {
+  const month = monthOf(now);
+  const [first, ...more] = p.unused.length ? p.unused : [[0, 0] as [number, number]];
+  return [
+    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], ...p.slots],
+    ...more.map(([bucket, n]) => [...p.prefixes, now, WINDOW_MS, 0, 0, month, bucket, n]),
+  ];
 }
 
 const WHAT: Record<Refusal["reason"], string> = {

@@ -1,6 +1,7 @@
 // The limiter on the real Redis: two limiters (as two gateways) share windows, slots and budgets;
-// the tightest level applies; Retry-After on rates, none on a spent budget; and with Redis away
-// each process still limits on its own without failing a request.
+// the tightest level applies; Retry-After on rates, none on a spent budget; leases admit most
+// requests of a large limit without a round trip, never past the limit, and give back what they did
+// not use; and with Redis away each process still limits on its own without failing a request.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, describe, it } from "node:test";
@@ -95,6 +96,53 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(refused?.status, 429);
     assert.equal(refused?.opts.code, "budget_exceeded");
     assert.equal(refused?.opts.retryAfterS, undefined);
+  });
+
+  it("a large limit is admitted on leases: few round trips, never past the limit across two gateways", async () => {
+    const key = keyInfo();
+    const b = book([limits(key, "key", { rpm: 100 })]); // leases of 2
+    const [a, c] = [new Limiter(conns[0]!, b, new Registry()), new Limiter(conns[1]!, b, new Registry())];
+    let admitted = 0;
+    for (let i = 0; i < 150; i++) if ((await (i % 2 ? c : a).admit(key)).refused === null) admitted++;
+    assert.equal(admitted, 100, "every request the limit allows, and not one more");
+    const big = keyInfo();
+    const metrics = new Registry();
+    const l = new Limiter(conns[0]!, book([limits(big, "key", { rpm: 1_000_000 })]), metrics); // leases of 256
+    for (let i = 0; i < 1_000; i++) assert.equal((await l.admit(big)).refused, null);
+    const asked = Number(/llmgw_limits_redis_admissions_total (\d+)/.exec(await metrics.metrics())![1]);
+    assert.ok(asked >= 4 && asked <= 10, `1000 admissions under a large limit asked Redis ${asked} times`);
+  });
+
+  it("a lease's unused requests and free slots go back to Redis once it lapses", async () => {
+    const key = keyInfo();
+    const l = new Limiter(conns[0]!, book([limits(key, "key", { rpm: 1_000, concurrent: 500 })]), new Registry()); // leases of 10
+    const bucket = Math.floor(Date.now() / 60_000);
+    const one = await l.admit(key);
+    assert.equal(one.refused, null);
+    const prefix = `llmgw:lim:key:${key.id}`;
+    const rpm = async () => Number((await conns[1]!.get(`${prefix}:rpm:${bucket}`)) ?? 0);
+    assert.equal(await rpm(), 10, "the lease reserved ten requests");
+    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 10, "and ten slots");
+    await new Promise((r) => setTimeout(r, 1_300));
+    assert.equal(await rpm(), 1, "the nine unused requests were given back");
+    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 1, "and the nine free slots; the request's own is still held");
+    one.release(nothing);
+    await l.close();
+    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 0, "its slot is freed when it ends");
+  });
+
+  it("slots on leases: never more requests at once than the limit across two gateways", async () => {
+    const key = keyInfo();
+    const b = book([limits(key, "key", { concurrent: 200 })]); // leases of 4
+    const [a, c] = [new Limiter(conns[0]!, b, new Registry()), new Limiter(conns[1]!, b, new Registry())];
+    const held = [];
+    for (let i = 0; i < 250; i++) {
+      const got = await (i % 2 ? c : a).admit(key);
+      if (got.refused === null) held.push(got);
+    }
+    assert.equal(held.length, 200);
+    for (const h of held) h.release(nothing);
+    assert.equal((await a.admit(key)).refused, null, "freed slots admit again");
   });
 
   it("with Redis unreachable, limits hold per process, a metric counts it and no request fails", async () => {

@@ -1,0 +1,89 @@
+// A gateway's lease on one key's limits: requests (and concurrency slots) reserved in Redis in one
+// admission, then spent in this process without a round trip; with the key's tokens and spend as
+// Redis last told them plus what this process counted since, to check tokens per minute and budgets
+// against. A lease lasts at most LEASE_MS and never past its minute; what it did not use is given
+// back (gateway/auth/limiter.ts). Rates and slots are reserved before they are used, so no number of
+// gateways can admit past a rate or slot limit; a small limit gets leases of one request, which is
+// a round trip per request, as exact as it was before leases.
+import type { ScopeLimits } from "./limit-book.ts";
+
+export const LEASE_MS = 1_000;
+/** A lease is at most this share of the tightest request or slot limit... */
+const LEASE_SHARE = 1 / 50;
+/** ...and at most this many requests. */
+export const MAX_LEASE = 256;
+
+/** How many requests to reserve at once for these limits: 1 for any limit under 100. */
+export function leaseSize(limits: ScopeLimits[]): number {
+  let n = MAX_LEASE;
+  for (const l of limits) for (const v of [l.rpm, l.concurrent]) if (v !== null) n = Math.min(n, Math.floor(v * LEASE_SHARE));
+  return Math.max(1, n);
+}
+
+/** Identifies a set of limits: a lease taken under other limits is not used. */
+export const limitsSignature = (limits: ScopeLimits[]): string =>
+  limits.map((l) => `${l.scope}:${l.scopeId}:${l.rpm}:${l.tpm}:${l.concurrent}:${l.monthlyBudgetMicros}`).join("|");
+
+export class Lease {
+  /** Reserved requests not yet admitted here. */
+  private requests: number;
+  /** Slot ids held in Redis and free here. */
+  readonly free: string[] = [];
+  private retired = false;
+  private readonly slotted: boolean;
+  private readonly counted: boolean;
+
+  constructor(
+    readonly id: string,
+    readonly signature: string,
+    private readonly limits: ScopeLimits[],
+    granted: number,
+    readonly bucket: number,
+    readonly until: number,
+    /** Per scope, as the script listed them: tokens in the window and spend this month. */
+    private readonly tokens: number[],
+    private readonly spent: number[],
+  ) {
+    this.slotted = limits.some((l) => l.concurrent !== null);
+    this.counted = limits.some((l) => l.rpm !== null);
+    this.requests = granted - 1; // the first is the request that asked
+    if (this.slotted) for (let n = granted; n >= 2; n--) this.free.push(`${id}:${n}`);
+  }
+
+  /** The slot of the request that asked for this lease (null when no scope limits concurrency). */
+  firstSlot(): string | null {
+    return this.slotted ? `${this.id}:1` : null;
+  }
+
+  /** Whether it can still admit at `now` (in minute `bucket`), at least as far as time goes. */
+  live(now: number, bucket: number): boolean {
+    return !this.retired && now < this.until && bucket === this.bucket;
+  }
+
+  /** Admits one request here and gives its slot, or null: ask Redis. */
+  take(now: number, bucket: number): { slot: string | null } | null {
+    if (!this.live(now, bucket) || this.requests < 1 || (this.slotted && this.free.length === 0)) return null;
+    for (const [i, l] of this.limits.entries()) {
+      if (l.tpm !== null && this.tokens[i]! + 1 > l.tpm) return null;
+      if (l.monthlyBudgetMicros !== null && this.spent[i]! >= l.monthlyBudgetMicros) return null;
+    }
+    this.requests--;
+    return { slot: this.slotted ? this.free.pop()! : null };
+  }
+
+  /** What a finished request used, for the local view of tokens and spend. */
+  used(tokens: number, cost: number): void {
+    for (let i = 0; i < this.tokens.length; i++) {
+      this.tokens[i]! += tokens;
+      this.spent[i]! += cost;
+    }
+  }
+
+  /** Ends the lease: the requests it reserved and did not use, and its free slots, to give back. */
+  retire(): { unused: number; slots: string[] } {
+    this.retired = true;
+    const out = { unused: this.counted ? this.requests : 0, slots: this.free.splice(0) };
+    this.requests = 0;
+    return out;
+  }
+}
