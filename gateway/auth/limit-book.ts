@@ -30,6 +30,8 @@ export function scopesOf(key: KeyInfo): { scope: LimitScope; scopeId: string }[]
 
 export class LimitBook {
   private rows = new Map<string, ScopeLimits>();
+  /** Bumped on every refresh, so what was derived from the rows can be kept until they change. */
+  version = 0;
   private timer: NodeJS.Timeout | undefined;
 
   constructor(private readonly db: PrismaClient) {}
@@ -42,6 +44,7 @@ export class LimitBook {
 
   async refresh(): Promise<void> {
     const rows = await this.db.limit.findMany();
+    this.version++;
     this.rows = new Map(
       rows.map((r) => [
         `${r.scope}:${r.scopeId}`,

@@ -42,6 +42,14 @@ interface Pending {
   slots: string[];
 }
 
+interface Plan {
+  version: number | undefined;
+  limits: ScopeLimits[];
+  all: string[];
+  k: string;
+  signature: string;
+}
+
 type LimiterRedis = Redis & {
   llmgwAdmit(n: number, ...args: (string | number)[]): Promise<(number | string)[]>;
   llmgwSettle(n: number, ...args: (string | number)[]): Promise<number>;
@@ -67,6 +75,8 @@ export class Limiter {
   private readonly asking = new Map<string, { want: number; done: Promise<unknown> }>();
   private readonly pending = new Map<string, Pending>();
   private readonly timer: NodeJS.Timeout;
+  /** Keyed by the key cache's entry: a key looked up again (after its TTL) is planned again. */
+  private readonly plans = new WeakMap<KeyInfo, Plan>();
 
   /** `redis` should fail fast when disconnected (no offline queue, a short command timeout). */
   constructor(redis: Redis, private readonly book: LimitBook, metrics: Registry) {
@@ -89,12 +99,9 @@ export class Limiter {
   }
 
   async admit(key: KeyInfo): Promise<Admission> {
-    const limits = this.book.forKey(key);
-    const all = scopesOf(key).map(prefixOf);
-    const k = all.join(" ");
+    const { limits, all, k, signature } = this.planFor(key);
     // No limits: only the spend is counted, so a budget set later this month sees it.
     if (limits.length === 0) return { refused: null, release: (spent) => this.count(k, all, spent) };
-    const signature = limitsSignature(limits);
     for (;;) {
       const now = Date.now();
       const lease = this.leases.get(k);
@@ -111,6 +118,19 @@ export class Limiter {
     this.asking.set(k, entry);
     void done.finally(() => this.asking.get(k) === entry && this.asking.delete(k));
     return done;
+  }
+
+  /** A key's limits and Redis prefixes, worked out once per key until the limit book changes. */
+  private planFor(key: KeyInfo): Plan {
+    const version = this.book.version;
+    let plan = this.plans.get(key);
+    if (plan?.version !== version) {
+      const limits = this.book.forKey(key);
+      const all = scopesOf(key).map(prefixOf);
+      plan = { version, limits, all, k: all.join(" "), signature: limitsSignature(limits) };
+      this.plans.set(key, plan);
+    }
+    return plan;
   }
 
   /** Stops the timer and sends what is left. */
