@@ -124,7 +124,7 @@ export class Limiter {
   private planFor(key: KeyInfo): Plan {
     const version = this.book.version;
     let plan = this.plans.get(key);
-    if (plan?.version !== version) {
+    if (!plan || plan.version !== version) {
       const limits = this.book.forKey(key);
       const all = scopesOf(key).map(prefixOf);
       plan = { version, limits, all, k: all.join(" "), signature: limitsSignature(limits) };
