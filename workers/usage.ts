@@ -1,5 +1,5 @@
 // The usage worker: takes batches of usage events off BullMQ and writes them to the ledger.
-// createMany with skipDuplicates on the event id makes a redelivered batch harmless, so a batch is
+// Writing with ON CONFLICT DO NOTHING on the event id (usage-ledger.ts) makes a redelivered batch harmless, so a batch is
 // retried for as long as the store is away and re-run however often this worker dies mid-batch.
 import { Queue, Worker } from "bullmq";
 import { config } from "../common/config.ts";
@@ -8,6 +8,7 @@ import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
 import { USAGE_QUEUE, usageBackoffMs, usageBatch } from "../common/usage-event.ts";
 import type { WorkerMetrics } from "./metrics.ts";
+import { writeUsageBatch } from "./usage-ledger.ts";
 
 export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): Promise<void> }> {
   const db = prisma();
@@ -18,12 +19,9 @@ export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: P
     USAGE_QUEUE,
     async (job) => {
       const { events } = usageBatch.parse(job.data);
-      const res = await db.usageEvent.createMany({
-        data: events.map((e) => ({ ...e, at: new Date(e.at), costMicros: BigInt(e.costMicros) })),
-        skipDuplicates: true,
-      });
-      metrics?.batchWritten(res.count, Math.min(...events.map((e) => Date.parse(e.at))));
-      return { written: res.count, received: events.length };
+      const written = await writeUsageBatch(db, events);
+      metrics?.batchWritten(written, Math.min(...events.map((e) => Date.parse(e.at))));
+      return { written, received: events.length };
     },
     {
       connection,

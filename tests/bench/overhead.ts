@@ -4,14 +4,15 @@
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
 // non-streamed chat load at fixed rates, open loop, straight at the sim and through the gateway
-// (key check and usage on). Prints p50/p99 of each, what the gateway added, the gateway process's
-// CPU seconds per 1000 requests, and the load average (the machine is shared: read it with that).
+// (key check, limits far above the load, and usage on). Prints p50/p99 of each, what the gateway
+// added, the gateway process's CPU seconds per 1000 requests, what the rest of the platform
+// (workers, agent, PostgreSQL, Redis) used meanwhile, and the load average.
 // --cpu-prof DIR runs the gateway (only) under node --cpu-prof, the profile written to DIR at exit.
 // --bare adds a target "bare": a plain node http + undici forwarder to the sim (bare-proxy.ts),
 // the floor any node proxy pays on this machine; its CPU is printed like the gateway's.
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
-import { spawn } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { LLMGW_BIN, waitFor } from "../../common/children.ts";
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
     process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000     failed  load avg\n");
     const rows: unknown[] = [];
     const stalls = new Map<number, Stalls>();
+    const rest = new Map<number, Map<string, number>>();
     for (const rate of rates) {
       const out = new Map<string, LoadResult>();
       const cpuPer1000 = new Map<string, number>();
@@ -93,8 +95,13 @@ async function main(): Promise<void> {
         const pid = pids.get(t.name);
         const cpu0 = pid ? cpuSeconds(pid) : 0;
         const stalls0 = t.name === "gateway" ? await loopStalls(gatewayMetrics) : null;
+        const rest0 = t.name === "gateway" ? restCpu(p.children) : null;
         const r = await openLoop(pools.get(t.name)!, t, rate, seconds);
         if (pid) cpuPer1000.set(t.name, ((cpuSeconds(pid) - cpu0) / r.sent) * 1000);
+        if (rest0) {
+          const rest1 = restCpu(p.children);
+          rest.set(rate, new Map([...rest1].map(([name, s]) => [name, ((s - (rest0.get(name) ?? 0)) / r.sent) * 1000])));
+        }
         if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics)));
         out.set(t.name, r);
       }
@@ -112,6 +119,13 @@ async function main(): Promise<void> {
     for (const [rate, st] of stalls) {
       process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms\n`);
       rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs });
+    }
+    // The rest of the platform works for each request too (usage worker and ledger inserts, Redis),
+    // on the same cores: what it used during the gateway's run.
+    process.stdout.write("\nthe rest of the platform during the gateway's run: CPU s per 1000 requests\n");
+    for (const [rate, byName] of rest) {
+      process.stdout.write(`${String(rate).padStart(6)}  ${[...byName].map(([n, v]) => `${n} ${v.toFixed(3)}`).join("  ")}\n`);
+      rows.push({ rate, target: "platform-rest", ...Object.fromEntries([...byName].map(([n, v]) => [`${n}_cpu_s_per_1000`, v])) });
     }
     process.stdout.write(JSON.stringify(rows) + "\n");
     await Promise.all([...pools.values()].map((pool) => pool.close()));
@@ -137,6 +151,24 @@ main().catch((e: unknown) => {
   process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
   process.exit(1);
 });
+
+/** CPU seconds so far of the platform's processes other than the gateway, and of PostgreSQL and Redis. */
+function restCpu(children: Map<string, { proc: { pid?: number } }>): Map<string, number> {
+  const out = new Map<string, number>();
+  const add = (name: string, pid: number) => {
+    try {
+      out.set(name, (out.get(name) ?? 0) + cpuSeconds(pid));
+    } catch {
+      // exited meanwhile
+    }
+  };
+  for (const [name, child] of children) if (name !== "gateway" && child.proc.pid) add(name, child.proc.pid);
+  for (const [name, comm] of [["postgres", "postgres"], ["redis", "redis-server"]] as const) {
+    const pids = spawnSync("pgrep", ["-x", comm], { encoding: "utf8" }).stdout.split("\n").filter(Boolean).map(Number);
+    for (const pid of pids) add(name, pid);
+  }
+  return out;
+}
 
 interface Stalls {
   loopMaxMs: number;

@@ -1,0 +1,58 @@
+// The usage worker's ledger write (workers/usage-ledger.ts) on the real PostgreSQL: every field reads
+// back as the gateway sent it (nulls, a cost past 2^31, the millisecond of the time), a batch written
+// again adds nothing, and a batch half new counts only its new events.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { after, before, test } from "node:test";
+import { loadConfig } from "../../common/config.ts";
+import { closePrisma, prisma, type PrismaClient } from "../../common/db.ts";
+import { migrate } from "../../common/migrate.ts";
+import type { UsageEvent } from "../../common/usage-event.ts";
+import { writeUsageBatch } from "../../workers/usage-ledger.ts";
+
+let db: PrismaClient;
+before(async () => {
+  const url = loadConfig().databaseUrl;
+  await migrate(url);
+  db = prisma(url);
+});
+after(() => closePrisma());
+
+const event = (over: Partial<UsageEvent> = {}): UsageEvent => ({
+  id: randomUUID(),
+  at: "2026-11-30T06:48:47.843Z",
+  keyId: randomUUID(),
+  projectId: randomUUID(),
+  model: "ledger-test",
+  version: "v1",
+  replicaId: "r-1",
+  endpoint: "/v1/chat/completions",
+  promptTokens: 12,
+  cachedTokens: 4,
+  completionTokens: 30,
+  costMicros: 5_000_000_000,
+  latencyMs: 12.375,
+  ttftMs: 3.5,
+  status: 200,
+  ...over,
+});
+
+test("every field is written as sent, nulls included, whatever the session's time zone", async () => {
+  await db.$executeRawUnsafe("SET TIME ZONE 'America/New_York'");
+  const full = event();
+  const bare = event({ keyId: null, projectId: null, version: null, replicaId: null, ttftMs: null, costMicros: 0, status: 503 });
+  assert.equal(await writeUsageBatch(db, [full, bare]), 2);
+  for (const e of [full, bare]) {
+    const row = await db.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
+    assert.deepEqual({ ...row, at: row.at.toISOString(), costMicros: Number(row.costMicros) }, e);
+  }
+});
+
+test("a batch written again adds nothing; a half-new batch counts only the new", async () => {
+  const batch = [event(), event(), event()];
+  assert.equal(await writeUsageBatch(db, batch), 3);
+  assert.equal(await writeUsageBatch(db, batch), 0);
+  assert.equal(await writeUsageBatch(db, [...batch.slice(1), event()]), 1);
+  assert.equal(await db.usageEvent.count({ where: { id: { in: batch.map((e) => e.id) } } }), 3);
+  assert.equal(await writeUsageBatch(db, []), 0);
+});
