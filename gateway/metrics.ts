@@ -21,6 +21,14 @@ export interface RequestFigures {
   completionTokens?: number;
 }
 
+interface ModelSeries {
+  latency: Histogram.Internal<"model">;
+  ttft: Histogram.Internal<"model">;
+  tpot: Histogram.Internal<"model">;
+  tokensIn: Counter.Internal;
+  tokensOut: Counter.Internal;
+}
+
 /** The live objects the scrape-time gauges read. */
 export interface GatewayState {
   registry: EndpointRegistry;
@@ -38,6 +46,8 @@ export class GatewayMetrics {
   private queueWait = new Histogram({ name: "llmgw_queue_wait_seconds", help: "Time a request waited for a replica slot, by band", labelNames: ["band"], buckets: [0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60, 120], registers: [this.registry] });
   private refusals = new Counter({ name: "llmgw_rate_limit_refusals_total", help: "Requests refused by a rate limit, concurrency limit or budget, by model and reason", labelNames: ["model", "reason"], registers: [this.registry] });
   private state: GatewayState | null = null;
+  private readonly modelSeries = new Map<string, ModelSeries>();
+  private readonly requestSeries = new Map<string, Counter.Internal>();
 
   constructor() {
     collectProcessMetrics(this.registry, "llmgw_gateway_");
@@ -117,16 +127,37 @@ export class GatewayMetrics {
   }
 
   observe(model: string, status: number, seconds: number, f: RequestFigures = {}): void {
-    this.requests.inc({ model, status: String(status), band: f.band || "interactive" });
-    this.latency.observe({ model }, seconds);
+    const band = f.band || "interactive";
+    const key = `${model}\0${status}\0${band}`;
+    let counted = this.requestSeries.get(key);
+    if (!counted) this.requestSeries.set(key, (counted = this.requests.labels({ model, status: String(status), band })));
+    counted.inc();
+    const m = this.seriesOf(model);
+    m.latency.observe(seconds);
     if (status !== 200) return;
     const out = f.completionTokens ?? 0;
-    if (f.promptTokens) this.tokens.inc({ model, direction: "in" }, f.promptTokens);
-    if (out) this.tokens.inc({ model, direction: "out" }, out);
+    if (f.promptTokens) m.tokensIn.inc(f.promptTokens);
+    if (out) m.tokensOut.inc(out);
     if (f.ttftMs != null) {
-      this.ttft.observe({ model }, f.ttftMs / 1000);
-      if (out > 1) this.tpot.observe({ model }, Math.max(0, seconds - f.ttftMs / 1000) / (out - 1));
+      m.ttft.observe(f.ttftMs / 1000);
+      if (out > 1) m.tpot.observe(Math.max(0, seconds - f.ttftMs / 1000) / (out - 1));
     }
+  }
+
+  /** A model's labelled series, found once: prom-client hashes the labels on every unlabelled call. */
+  private seriesOf(model: string): ModelSeries {
+    let m = this.modelSeries.get(model);
+    if (!m) {
+      m = {
+        latency: this.latency.labels({ model }),
+        ttft: this.ttft.labels({ model }),
+        tpot: this.tpot.labels({ model }),
+        tokensIn: this.tokens.labels({ model, direction: "in" }),
+        tokensOut: this.tokens.labels({ model, direction: "out" }),
+      };
+      this.modelSeries.set(model, m);
+    }
+    return m;
   }
 
   queued(band: string, seconds: number): void {

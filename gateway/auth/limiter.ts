@@ -110,13 +110,13 @@ export class Limiter {
       // Another request is asking Redis for a lease of several: wait for it rather than ask too.
       const asking = this.asking.get(k);
       if (!asking || asking.want === 1) break;
-      await asking.done;
+      await asking.done.catch(() => undefined);
     }
     const want = leaseSize(limits);
     const done = this.ask(k, all, limits, signature, want);
     const entry = { want, done };
     this.asking.set(k, entry);
-    void done.finally(() => this.asking.get(k) === entry && this.asking.delete(k));
+    done.finally(() => this.asking.get(k) === entry && this.asking.delete(k)).catch(() => undefined); // the caller sees any failure
     return done;
   }
 

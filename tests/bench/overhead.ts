@@ -1,6 +1,6 @@
 // What the gateway adds to a request (not part of the test suite):
 //   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
-//     [--target URL --key K --model M] [--cpu-prof DIR] [--bare]
+//     [--target URL --key K --model M] [--cpu-prof DIR] [--bare] [--no-limits] [--repeat N]
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
 // non-streamed chat load at fixed rates, open loop, straight at the sim and through the gateway
@@ -31,11 +31,14 @@ const { values } = parseArgs({
     bare: { type: "boolean", default: false },
     /** --no-limits: the bench key without limits (the limiter then only counts spend). */
     limits: { type: "boolean", default: true },
+    /** Runs every rate this many times and prints the median of each figure too. */
+    repeat: { type: "string", default: "1" },
   },
 });
 const rates = values.rates.split(",").map(Number);
 const seconds = Math.min(Number(values.seconds), 10); // bounded: 10 s a step at most
-if (rates.some((r) => !(r > 0)) || !(seconds > 0)) throw new Error("bad --rates or --seconds");
+const repeat = Math.min(Number(values.repeat), 10);
+if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !(repeat >= 1)) throw new Error("bad --rates, --seconds or --repeat");
 
 const fmt = (ms: number) => ms.toFixed(3).padStart(8);
 
@@ -86,7 +89,9 @@ async function main(): Promise<void> {
     const rows: unknown[] = [];
     const stalls = new Map<number, Stalls>();
     const rest = new Map<number, Map<string, number>>();
-    for (const rate of rates) {
+    // Each figure of every run, for the medians printed at the end when --repeat is over 1.
+    const runs: { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined }[] = [];
+    for (let run = 0; run < repeat; run++) for (const rate of rates) {
       const out = new Map<string, LoadResult>();
       const cpuPer1000 = new Map<string, number>();
       const pids = new Map<string, number>([["gateway", gatewayPid]]);
@@ -111,9 +116,11 @@ async function main(): Promise<void> {
         const added = name === "sim" ? "" : `${fmt(r.p50 - base.p50)}   ${fmt(r.p99 - base.p99)}`;
         const cpu = cpuPer1000.has(name) ? cpuPer1000.get(name)!.toFixed(3).padStart(13) : "".padStart(13);
         process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${String(r.failed).padStart(6)}  ${load}\n`);
-        rows.push({ rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name) } : {}), load });
+        rows.push({ run, rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name) } : {}), load });
+        runs.push({ rate, target: name, p50: r.p50, p99: r.p99, addedP50: r.p50 - base.p50, addedP99: r.p99 - base.p99, cpu: cpuPer1000.get(name) });
       }
     }
+    if (repeat > 1) printMedians(runs, rows);
     // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
     process.stdout.write("\ngateway process during each run: event-loop delay max / p99 (ms, 10 ms resolution), GC pauses (count, total ms)\n");
     for (const [rate, st] of stalls) {
@@ -151,6 +158,27 @@ main().catch((e: unknown) => {
   process.stderr.write(`bench failed: ${e instanceof Error ? e.stack : String(e)}\n`);
   process.exit(1);
 });
+
+const median = (xs: number[]) => {
+  const s = [...xs].sort((x, y) => x - y);
+  return s.length % 2 ? s[(s.length - 1) / 2]! : (s[s.length / 2 - 1]! + s[s.length / 2]!) / 2;
+};
+
+/** Per rate and target, the median over the runs of each figure (one machine's noise averages out). */
+function printMedians(runs: { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined }[], rows: unknown[]): void {
+  process.stdout.write(`\nmedians of ${repeat} runs\nrate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000   added p99 of each run\n`);
+  const keys = [...new Set(runs.map((r) => `${r.rate} ${r.target}`))];
+  for (const k of keys) {
+    const of = runs.filter((r) => `${r.rate} ${r.target}` === k);
+    const { rate, target } = of[0]!;
+    const m = (f: (r: (typeof of)[number]) => number) => median(of.map(f));
+    const cpus = of.flatMap((r) => (r.cpu === undefined ? [] : [r.cpu]));
+    const added = target === "sim" ? "".padEnd(21) : `${fmt(m((r) => r.addedP50))}   ${fmt(m((r) => r.addedP99))}`;
+    const each = target === "sim" ? "" : of.map((r) => r.addedP99.toFixed(1)).join(" ");
+    process.stdout.write(`${String(rate).padStart(6)}  ${target.padEnd(8)} ${fmt(m((r) => r.p50))} ${fmt(m((r) => r.p99))}  ${added}  ${(cpus.length ? median(cpus).toFixed(3) : "").padStart(11)}   ${each}\n`);
+    rows.push({ median_of: of.length, rate, target, p50_ms: m((r) => r.p50), p99_ms: m((r) => r.p99), added_p50_ms: m((r) => r.addedP50), added_p99_ms: m((r) => r.addedP99), ...(cpus.length ? { cpu_s_per_1000: median(cpus) } : {}) });
+  }
+}
 
 /** CPU seconds so far of the platform's processes other than the gateway, and of PostgreSQL and Redis. */
 function restCpu(children: Map<string, { proc: { pid?: number } }>): Map<string, number> {

@@ -1,0 +1,17 @@
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+import { Pool } from "undici";
+import { openLoop, startSimProcess, cpuSeconds } from "./tests/bench/load.ts";
+const sim = await startSimProcess("sim-chat");
+const proc = spawn(process.execPath, ["--cpu-prof", "--cpu-prof-dir=/tmp/profbare", "--import", "tsx", "tests/bench/bare-proxy.ts", sim.url], { stdio: ["ignore", "pipe", "inherit"] });
+const port = await new Promise<number>((r) => createInterface({ input: proc.stdout! }).once("line", (l) => r(Number(l))));
+const t = { name: "bare", url: `http://127.0.0.1:${port}`, model: "sim-chat" };
+const pool = new Pool(t.url, { connections: 256, pipelining: 1 });
+await openLoop(pool, t, 500, 2);
+const c0 = cpuSeconds(proc.pid!);
+const r = await openLoop(pool, t, 1000, 10);
+console.log("bare p50", r.p50.toFixed(3), "p99", r.p99.toFixed(3), "cpu/1000", (((cpuSeconds(proc.pid!) - c0) / r.sent) * 1000).toFixed(3));
+await pool.close();
+proc.kill("SIGTERM");
+await new Promise((r) => proc.once("exit", r));
+await sim.stop();
