@@ -1,6 +1,7 @@
 // What the gateway adds to a request (not part of the test suite):
 //   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
 //     [--target URL --key K --model M] [--cpu-prof DIR] [--bare] [--no-limits] [--repeat N]
+//     [--gateway-node-options=FLAGS]
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
 // non-streamed chat load at fixed rates, open loop, straight at the sim and through the gateway
@@ -33,6 +34,7 @@ const { values } = parseArgs({
     limits: { type: "boolean", default: true },
     /** Runs every rate this many times and prints the median of each figure too. */
     repeat: { type: "string", default: "1" },
+    "gateway-node-options": { type: "string" },
   },
 });
 const rates = values.rates.split(",").map(Number);
@@ -55,7 +57,12 @@ async function main(): Promise<void> {
       const exited = new Promise((r) => proc.once("exit", r));
       profiled = { pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) };
       await waitFor("the gateway", async () => (await fetch(`${p.adminUrl}/health`)).ok, 60_000);
-    } else await p.start("gateway");
+    } else {
+      // --gateway-node-options: V8/node flags for the gateway process alone (GC sizing, say).
+      if (values["gateway-node-options"]) p.env.NODE_OPTIONS = values["gateway-node-options"];
+      await p.start("gateway");
+      delete p.env.NODE_OPTIONS;
+    }
     for (const name of ["worker-temporal", "worker-usage", "agent"] as const) await p.start(name);
     await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
     const model = uniqueModel("bench");
@@ -124,8 +131,8 @@ async function main(): Promise<void> {
     // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
     process.stdout.write("\ngateway process during each run: event-loop delay max / p99 (ms, 10 ms resolution), GC pauses (count, total ms)\n");
     for (const [rate, st] of stalls) {
-      process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms\n`);
-      rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs });
+      process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms (minor ${st.minorCount}, ${st.minorMs.toFixed(1)} ms)\n`);
+      rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs, minor_gc_pauses: st.minorCount, minor_gc_ms: st.minorMs });
     }
     // The rest of the platform works for each request too (usage worker and ledger inserts, Redis),
     // on the same cores: what it used during the gateway's run.
@@ -203,6 +210,9 @@ interface Stalls {
   loopP99Ms: number;
   gcCount: number;
   gcMs: number;
+  /** Of those, scavenges of the young generation. */
+  minorCount: number;
+  minorMs: number;
 }
 
 /**
@@ -217,8 +227,17 @@ async function loopStalls(url: string): Promise<Stalls> {
     loopP99Ms: value(/^\w*nodejs_eventloop_lag_p99_seconds /) * 1000,
     gcCount: value(/^\w*nodejs_gc_duration_seconds_count\{/),
     gcMs: value(/^\w*nodejs_gc_duration_seconds_sum\{/) * 1000,
+    minorCount: value(/^\w*nodejs_gc_duration_seconds_count\{kind="minor"/),
+    minorMs: value(/^\w*nodejs_gc_duration_seconds_sum\{kind="minor"/) * 1000,
   };
 }
 
 /** Loop figures are the second read's (the first reset them); GC counts are cumulative. */
-const diffStalls = (a: Stalls, b: Stalls): Stalls => ({ loopMaxMs: b.loopMaxMs, loopP99Ms: b.loopP99Ms, gcCount: b.gcCount - a.gcCount, gcMs: b.gcMs - a.gcMs });
+const diffStalls = (a: Stalls, b: Stalls): Stalls => ({
+  loopMaxMs: b.loopMaxMs,
+  loopP99Ms: b.loopP99Ms,
+  gcCount: b.gcCount - a.gcCount,
+  gcMs: b.gcMs - a.gcMs,
+  minorCount: b.minorCount - a.minorCount,
+  minorMs: b.minorMs - a.minorMs,
+});
