@@ -154,20 +154,25 @@ export class Limiter {
     const month = monthOf(now);
     this.roundTrips.inc();
     let r: (number | string)[];
+    // Set once the pending settlements are accounted for (sent, or counted here), so never twice.
+    let settledPend = !pend;
     try {
       const pipe = this.redis.pipeline() as LimiterPipeline;
       if (pend) for (const args of settleCalls(pend, now)) pipe.llmgwSettle(pend.prefixes.length, ...args);
       const limitArgs = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1]);
       pipe.llmgwAdmit(prefixes.length, ...prefixes, now, WINDOW_MS, id, SLOT_TTL_MS, month, want, ...limitArgs);
       const results = (await pipe.exec()) ?? [];
-      const settled = results.slice(0, -1);
-      if (pend && settled.some(([err]) => err)) this.settleLocally(pend, settled.find(([err]) => err)![0]);
+      if (pend && results.length > 1) {
+        const failed = results.slice(0, -1).find(([err]) => err);
+        if (failed) this.settleLocally(pend, failed[0]);
+        settledPend = true;
+      }
       const [err, answer] = results[results.length - 1] ?? [new Error("no answer from Redis")];
       if (err) throw err;
       r = answer as (number | string)[];
     } catch (err) {
       this.fellBack("admit", err);
-      if (pend) this.settleLocally(pend, null);
+      if (!settledPend) this.settleLocally(pend!, null);
       const refusal = this.local.admit(prefixes, limits, id, now, SLOT_TTL_MS, month);
       if (refusal) return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
       return {

@@ -173,6 +173,29 @@ describe("malformed requests get a 4xx naming the field, and the gateway keeps s
     });
   }
 
+  it("the plain hot path and the express app answer alike (a query string sends a request to express)", async () => {
+    const sample = [...Object.entries(VALID).map(([route, body]) => ({ route, body })), ...CASES.filter((_, i) => i % 7 === 0)];
+    for (const { route, body } of sample) {
+      for (const auth of [`Bearer ${key}`, "Bearer sk-llmgw-wrong", null]) {
+        const send = (path: string) =>
+          fetch(`${p.clientUrl}${path}`, {
+            method: "POST",
+            headers: { "content-type": "application/json", "x-request-id": "same-id", ...(auth ? { authorization: auth } : {}) },
+            body: (typeof body === "string" ? body : JSON.stringify(body)).replaceAll(JSON.stringify(M), JSON.stringify(model)),
+          });
+        const [hot, viaExpress] = await Promise.all([send(route), send(`${route}?via=express`)]);
+        const [a, b] = [await hot.text(), await viaExpress.text()];
+        const what = `${route} (${auth ? auth.slice(0, 20) : "no key"}): ${a.slice(0, 200)}`;
+        assert.equal(hot.status, viaExpress.status, what);
+        assert.equal(hot.headers.get("x-request-id"), "same-id");
+        assert.equal(viaExpress.headers.get("x-request-id"), "same-id");
+        assert.equal(hot.headers.get("content-type"), viaExpress.headers.get("content-type"), what);
+        if (hot.status !== 200) assert.deepEqual(JSON.parse(a), JSON.parse(b), what);
+        else assert.deepEqual(Object.keys(JSON.parse(a) as object).sort(), Object.keys(JSON.parse(b) as object).sort(), what);
+      }
+    }
+  });
+
   it("answers a body over the limit with 413 in each route's shape, and keeps serving", async () => {
     const huge = "x".repeat(9 * 1024 * 1024); // the gateway takes 8 MB
     for (const route of ["/v1/chat/completions", "/v1/messages"] as const) {
