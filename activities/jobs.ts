@@ -16,9 +16,10 @@ import { withAssetExtras, isGlb } from "../common/glb.ts";
 import { isPng, replaceText } from "../common/png.ts";
 import { costMicros, parsePrices } from "../common/pricing.ts";
 import { temporalClient } from "../common/temporal.ts";
+import { joinJobLine } from "../common/job-line.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { etaSeconds } from "./job-eta.ts";
-import { ENQUEUE_SIGNAL, fileRelPath, jobQueueWorkflowId, jobsTaskQueue, type JobSpec, type JobState } from "../workflows/job-types.ts";
+import { fileRelPath, type JobSpec, type JobState } from "../workflows/job-types.ts";
 
 const POLL_MS = 500;
 /** A dead worker's slot in the cluster's job limit comes back after this (renewed every poll). */
@@ -104,13 +105,7 @@ export function jobActivities(deps: ActivityDeps) {
     async enqueueJob(input: { model: string; jobId: string }): Promise<void> {
       temporal ??= temporalClient();
       const { client } = await temporal;
-      await client.workflow.signalWithStart("jobQueue", {
-        workflowId: jobQueueWorkflowId(input.model),
-        taskQueue: jobsTaskQueue(config().LLMGW_TASK_QUEUE),
-        args: [{ holder: null, waiting: [] }],
-        signal: ENQUEUE_SIGNAL,
-        signalArgs: [{ jobId: input.jobId }],
-      });
+      await joinJobLine(client, config().LLMGW_TASK_QUEUE, input.model, input.jobId);
     },
 
     /**

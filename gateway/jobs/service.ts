@@ -4,6 +4,8 @@
 import { randomBytes } from "node:crypto";
 import { WorkflowNotFoundError, type Client } from "@temporalio/client";
 import type { Job, PrismaClient } from "../../common/db.ts";
+import { joinJobLine } from "../../common/job-line.ts";
+import { log } from "../../common/logging.ts";
 import { ApiError } from "../client-api/errors.ts";
 import { jobWorkflowId, jobsTaskQueue, type JobResult, type JobSpec } from "../../workflows/job-types.ts";
 
@@ -34,6 +36,9 @@ export async function startJob(deps: JobsDeps, spec: Omit<JobSpec, "id">, input:
     args: [{ ...spec, id }],
     memo: { kind: spec.kind },
   });
+  // In line now, in the order jobs were accepted (the workflow's own enqueue activity may run later
+  // than another job's). If this fails, that activity still puts the job in line.
+  await joinJobLine(deps.temporal, deps.taskQueue, spec.model, id).catch((err: unknown) => log.warn("job not put in line yet; its workflow will", { job: id, error: (err as Error).message }));
   return { job, result: () => handle.result() as Promise<JobResult>, cancel: async () => void (await handle.cancel()) };
 }
 
