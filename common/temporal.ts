@@ -9,7 +9,7 @@ export async function temporalClient(): Promise<{ client: Client; close(): Promi
   const connection = await Connection.connect({ address: c.TEMPORAL_ADDRESS });
   // connect() runs its first call inside an AsyncLocalStorage (withDeadline), which on Node 20 turns
   // on promise hooks for the whole process: every promise on the gateway's hot path then cost ~4×
-  // (measured: 2M awaits 106 ms before, 406 ms after). We never use withDeadline/withMetadata, so
+  // (tests/bench/promise-hooks.ts). We never use withDeadline/withMetadata, so
   // the storage is switched off again; a later `with…` call would switch it back on.
   connection.callContextStorage.disable();
   const client = new Client({ connection, namespace: c.LLMGW_TEMPORAL_NAMESPACE });

@@ -5,10 +5,13 @@
 // the usage worker's share); as a raw statement the compiler is not involved. Times are stored as
 // Prisma stores them, UTC wall time in a timestamp(3), whatever the session's time zone.
 import type { PrismaClient } from "../common/db.ts";
+
+/** The client or a transaction of it: all the write needs is a raw statement. */
+type RawWriter = Pick<PrismaClient, "$executeRaw">;
 import type { UsageEvent } from "../common/usage-event.ts";
 
 /** Returns how many events were new. */
-export async function writeUsageBatch(db: PrismaClient, events: UsageEvent[]): Promise<number> {
+export async function writeUsageBatch(db: RawWriter, events: UsageEvent[]): Promise<number> {
   if (events.length === 0) return 0;
   const col = <T>(f: (e: UsageEvent) => T): T[] => events.map(f);
   return db.$executeRaw`

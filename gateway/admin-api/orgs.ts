@@ -7,7 +7,8 @@ import type { PrismaClient } from "../../common/db.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 
-const NAME = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)");
+/** Names of orgs, teams and projects. */
+export const NAME = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)");
 export const orgBody = z.object({ name: NAME });
 export const teamBody = z.object({ org: NAME, name: NAME });
 

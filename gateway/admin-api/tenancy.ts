@@ -10,10 +10,10 @@ import { newApiKey } from "../../common/secrets.ts";
 import { BANDS } from "../router/admission.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
-import { DEFAULT_TEAM_PATH, teamIdByPath } from "./orgs.ts";
+import { DEFAULT_TEAM_PATH, NAME, teamIdByPath } from "./orgs.ts";
 
 export const projectBody = z.object({
-  name: z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)"),
+  name: NAME,
   team: z.string().min(1).max(127).default(DEFAULT_TEAM_PATH).describe("ORG/TEAM"),
 });
 export const keyBody = z.object({

@@ -251,22 +251,21 @@ export class Limiter {
       this.leases.delete(k);
     }
     if (this.pending.size === 0) return Promise.resolve();
-    const batch = [...this.pending.values()];
+    const batch = [...this.pending.values()].map((p) => ({ p, calls: settleCalls(p, now) }));
     this.pending.clear();
     const pipe = this.redis.pipeline() as LimiterPipeline;
-    for (const p of batch) for (const args of settleCalls(p, now)) pipe.llmgwSettle(p.prefixes.length, ...args);
+    for (const { p, calls } of batch) for (const args of calls) pipe.llmgwSettle(p.prefixes.length, ...args);
     return pipe.exec().then(
       (results) => {
-        // Calls line up with settleCalls' output, one Pending's calls after another's.
+        // Results line up with the calls, one Pending's calls after another's.
         let i = 0;
-        for (const p of batch) {
-          const n = settleCalls(p, now).length;
-          const failed = (results ?? []).slice(i, i + n).find(([err]) => err);
+        for (const { p, calls } of batch) {
+          const failed = (results ?? []).slice(i, i + calls.length).find(([err]) => err);
           if (failed || !results) this.settleLocally(p, failed?.[0] ?? null);
-          i += n;
+          i += calls.length;
         }
       },
-      (err: unknown) => batch.forEach((p) => this.settleLocally(p, err)),
+      (err: unknown) => batch.forEach(({ p }) => this.settleLocally(p, err)),
     );
   }
 

@@ -38,10 +38,15 @@ const event = (over: Partial<UsageEvent> = {}): UsageEvent => ({
 });
 
 test("every field is written as sent, nulls included, whatever the session's time zone", async () => {
-  await db.$executeRawUnsafe("SET TIME ZONE 'America/New_York'");
   const full = event();
   const bare = event({ keyId: null, projectId: null, version: null, replicaId: null, ttftMs: null, costMicros: 0, status: 503 });
-  assert.equal(await writeUsageBatch(db, [full, bare]), 2);
+  // One connection for both statements (the pool would not promise that outside a transaction).
+  const written = await db.$transaction(async (tx) => {
+    await tx.$executeRawUnsafe("SET LOCAL TIME ZONE 'America/New_York'");
+    assert.equal(((await tx.$queryRawUnsafe("SHOW TIME ZONE")) as { TimeZone: string }[])[0]!.TimeZone, "America/New_York");
+    return writeUsageBatch(tx, [full, bare]);
+  });
+  assert.equal(written, 2);
   for (const e of [full, bare]) {
     const row = await db.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
     assert.deepEqual({ ...row, at: row.at.toISOString(), costMicros: Number(row.costMicros) }, e);
