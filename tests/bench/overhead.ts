@@ -129,14 +129,15 @@ async function main(): Promise<void> {
     }
     if (repeat > 1) printMedians(runs, rows);
     // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
-    process.stdout.write("\ngateway process during each run: event-loop delay max / p99 (ms, 10 ms resolution), GC pauses (count, total ms)\n");
+    const lastRun = repeat > 1 ? " (the last of the runs)" : "";
+    process.stdout.write(`\ngateway process during each run${lastRun}: event-loop delay max / p99 (ms, 10 ms resolution), GC pauses (count, total ms)\n`);
     for (const [rate, st] of stalls) {
       process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms (minor ${st.minorCount}, ${st.minorMs.toFixed(1)} ms)\n`);
       rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs, minor_gc_pauses: st.minorCount, minor_gc_ms: st.minorMs });
     }
     // The rest of the platform works for each request too (usage worker and ledger inserts, Redis),
     // on the same cores: what it used during the gateway's run.
-    process.stdout.write("\nthe rest of the platform during the gateway's run: CPU s per 1000 requests\n");
+    process.stdout.write(`\nthe rest of the platform during the gateway's run${lastRun}: CPU s per 1000 requests\n`);
     for (const [rate, byName] of rest) {
       process.stdout.write(`${String(rate).padStart(6)}  ${[...byName].map(([n, v]) => `${n} ${v.toFixed(3)}`).join("  ")}\n`);
       rows.push({ rate, target: "platform-rest", ...Object.fromEntries([...byName].map(([n, v]) => [`${n}_cpu_s_per_1000`, v])) });
