@@ -37,7 +37,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", express.json({ limit: "1mb" }));
   app.get("/api/v1/openapi.json", serveAdminOpenApi);
   app.use("/api/v1", nodeRoutes(opts.db, opts.temporal, opts.taskQueue));
-  app.use("/api/v1", catalogRoutes(opts.db));
+  app.use("/api/v1", catalogRoutes(opts.db, opts.temporal));
   app.use("/api/v1", comfyWorkflowRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", modelSettingsRoutes(opts.db, opts.temporal));

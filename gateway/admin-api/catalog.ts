@@ -1,5 +1,6 @@
 // The catalog: models added from model.yaml (sent as JSON), removed, and asked where they would
 // go. Checks say what is wrong and where, including a profile no registered node could ever hold.
+import type { Client } from "@temporalio/client";
 import { Router } from "express";
 import { z } from "zod";
 import { Prisma, type PrismaClient } from "../../common/db.ts";
@@ -8,6 +9,8 @@ import { fleetView, requirementFor } from "../../activities/fleet.ts";
 import { memoryNeed } from "../../activities/memory-need.ts";
 import { place, USABLE_GPU_MEMORY, type FleetNode } from "../../activities/placement-plan.ts";
 import { AdminError, check } from "./errors.ts";
+import { settingsSignal } from "../../workflows/messages.ts";
+import { modelWorkflowId } from "../../workflows/model-types.ts";
 
 const NODE_FRESH_MS = 30_000;
 
@@ -52,7 +55,15 @@ function impossibleProfiles(entry: ModelEntry, fleet: FleetNode[]): string[] {
   return out;
 }
 
-export function catalogRoutes(db: PrismaClient): Router {
+/** An on-demand model's idle watch starts (or reads a new idle_after); a model never served has no workflow yet. */
+export async function startIdleWatch(temporal: Client, name: string): Promise<void> {
+  await temporal.workflow
+    .getHandle(modelWorkflowId(name))
+    .signal(settingsSignal)
+    .catch(() => undefined);
+}
+
+export function catalogRoutes(db: PrismaClient, temporal: Client): Router {
   const r = Router();
 
   r.post("/models", async (req, res) => {
@@ -85,6 +96,8 @@ export function catalogRoutes(db: PrismaClient): Router {
         return db.modelVersion.upsert({ where: { id }, create: { id, modelName: entry.name, version: v.version, ...data }, update: data });
       }),
     ]);
+    // Made on demand by this entry (min_replicas 0) while served: its idle watch starts, as after `model set`.
+    if (existed && entry.min_replicas === 0) await startIdleWatch(temporal, entry.name);
     res.status(existed ? 200 : 201).json({ name: entry.name, created: !existed, versions: entry.versions.map((v) => v.version) });
   });
 

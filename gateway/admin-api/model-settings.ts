@@ -7,10 +7,8 @@ import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { durationMs, formatDuration } from "../../common/duration.ts";
 import { audit } from "./audit.ts";
-import { modelNameParam } from "./catalog.ts";
+import { modelNameParam, startIdleWatch } from "./catalog.ts";
 import { AdminError, check } from "./errors.ts";
-import { settingsSignal } from "../../workflows/messages.ts";
-import { modelWorkflowId } from "../../workflows/model-types.ts";
 
 /** null sets a duration back to the process's setting (LLMGW_IDLE_AFTER_MS, LLMGW_WAKE_WAIT_MS). */
 export const modelSettingsBody = z
@@ -56,8 +54,7 @@ export function modelSettingsRoutes(db: PrismaClient, temporal: Client): Router 
       select: SELECT,
     });
     await audit(db, { action: "model.settings", target: `model/${name}`, before: view(before), after: view(after) });
-    // An on-demand model's idle watch starts (or reads the new idle_after); a model never served has no workflow yet.
-    if (after.minReplicas === 0) await temporal.workflow.getHandle(modelWorkflowId(name)).signal(settingsSignal).catch(() => undefined);
+    if (after.minReplicas === 0) await startIdleWatch(temporal, name);
     res.json(view(after));
   });
 

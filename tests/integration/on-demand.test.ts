@@ -131,6 +131,16 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     assert.equal(a.usage?.completion_tokens, 2);
   });
 
+  it("sleeps a served model once its catalog entry is added again with min_replicas 0 (no `model set`)", async () => {
+    const served = uniqueModel("od-readd");
+    const up = p.ctl(["model", "serve", served, "--engine", "sim", "--replicas", "1", "--wait"]);
+    assert.equal(up.code, 0, up.stderr);
+    assert.equal(p.enginePids(served).length, 1);
+    addModel(served, "idle_after: 2s\n");
+    await waitFor("the re-added model to sleep", async () => show(served).state?.onDemand?.phase === "sleeping", 60_000, 500);
+    assert.equal(p.enginePids(served).length, 0);
+  });
+
   it("leaves an always-on model's workflow alone: no idle check in its history", async () => {
     const always = uniqueModel("always-on");
     const served = p.ctl(["model", "serve", always, "--engine", "sim", "--replicas", "1", "--wait"]);
