@@ -1,4 +1,5 @@
 // The Temporal client, used by the gateway's admin API to start and steer workflows.
+import type { AsyncLocalStorage } from "node:async_hooks";
 import { Client, Connection } from "@temporalio/client";
 import { config } from "./config.ts";
 
@@ -6,14 +7,34 @@ export const SEARCH_ATTRIBUTES = { model: "LlmgwModel", node: "LlmgwNode", kind:
 
 export async function temporalClient(): Promise<{ client: Client; close(): Promise<void> }> {
   const c = config();
-  const connection = await Connection.connect({ address: c.TEMPORAL_ADDRESS });
-  // connect() runs its first call inside an AsyncLocalStorage (withDeadline), which on Node 20 turns
-  // on promise hooks for the whole process: every promise on the gateway's hot path then cost ~4×
-  // (tests/bench/promise-hooks.ts). We never use withDeadline/withMetadata, so
-  // the storage is switched off again; a later `with…` call would switch it back on.
-  connection.callContextStorage.disable();
+  const connection = Connection.lazy({ address: c.TEMPORAL_ADDRESS });
+  keepCallContextSynchronous(connection.callContextStorage);
+  await connection.ensureConnected();
   const client = new Client({ connection, namespace: c.LLMGW_TEMPORAL_NAMESPACE });
   return { client, close: () => connection.close() };
+}
+
+/**
+ * The client passes each call's context (the namespace header on every call, the connect deadline)
+ * through an AsyncLocalStorage. On Node 20 the first `run()` of any AsyncLocalStorage turns on
+ * promise hooks for the whole process, for good: every promise and await on the gateway's hot path
+ * then costs about 4× (tests/bench/promise-hooks.ts), and every workflow call ran one. The client
+ * reads the context synchronously, where the call is made inside the `with…` callback, so here it
+ * is held for the synchronous part of the callback only. We never use `with…` around our own code.
+ */
+export function keepCallContextSynchronous<T>(storage: AsyncLocalStorage<T>): void {
+  storage.disable();
+  let current: T | undefined;
+  storage.getStore = () => current;
+  storage.run = <R, A extends unknown[]>(store: T, fn: (...args: A) => R, ...args: A): R => {
+    const outer = current;
+    current = store;
+    try {
+      return fn(...args);
+    } finally {
+      current = outer;
+    }
+  };
 }
 
 /** The Web UI's page for a workflow, for ctl output and admin API answers. */
