@@ -24,6 +24,11 @@ export function cpuSeconds(pid: number): number {
   return (Number(fields[11]) + Number(fields[12])) / clkTck;
 }
 
+/** How long a process's main thread has waited, runnable, for a CPU (ms; /proc/<pid>/schedstat). */
+export function runQueueWaitMs(pid: number): number {
+  return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]) / 1e6;
+}
+
 export function loadAverage(): string {
   return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 }

@@ -1,24 +1,30 @@
 // What the gateway adds to a request (not part of the test suite):
 //   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
 //     [--target URL --key K --model M] [--cpu-prof DIR] [--bare] [--no-limits] [--repeat N]
-//     [--gateway-node-options=FLAGS]
+//     [--gateway-node-flags=FLAGS] [--gateway-nice=N]
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
-// non-streamed chat load at fixed rates, open loop, straight at the sim and through the gateway
-// (key check, limits far above the load, and usage on). Prints p50/p99 of each, what the gateway
-// added, the gateway process's CPU seconds per 1000 requests, what the rest of the platform
-// (workers, agent, PostgreSQL, Redis) used meanwhile, and the load average.
-// --cpu-prof DIR runs the gateway (only) under node --cpu-prof, the profile written to DIR at exit.
+// non-streamed chat load at fixed rates, open loop, straight at the sim, through the gateway
+// (key check, limits far above the load, and usage on) and straight at the gateway's own replica.
+// Each target gets a second of the rate before its measured seconds (steady state; that second's
+// p99 is printed apart). Prints p50/p99 of each, what the gateway added, the gateway process's CPU
+// seconds per 1000 requests and how long its main thread waited for a CPU, what the rest of the
+// platform (workers, agent, PostgreSQL, Redis) used meanwhile, and the load average.
+// --cpu-prof DIR runs the gateway (only) under node --cpu-prof, the profile written to DIR at exit;
+// --gateway-node-flags=FLAGS gives the gateway (only) node or V8 flags on its command line;
+// --gateway-nice=N runs it under `nice -n N`.
 // --bare adds a target "bare": a plain node http + undici forwarder to the sim (bare-proxy.ts),
 // the floor any node proxy pays on this machine; its CPU is printed like the gateway's.
+import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { spawn, spawnSync } from "node:child_process";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { LLMGW_BIN, waitFor } from "../../common/children.ts";
 import { startPlatform, uniqueModel } from "../helpers/platform.ts";
-import { cpuSeconds, loadAverage, openLoop, repoRoot, startSimProcess, type LoadResult, type Target } from "./load.ts";
+import { cpuSeconds, loadAverage, openLoop, runQueueWaitMs, repoRoot, startSimProcess, type LoadResult, type Target } from "./load.ts";
 
 const { values } = parseArgs({
   allowNegative: true,
@@ -34,7 +40,10 @@ const { values } = parseArgs({
     limits: { type: "boolean", default: true },
     /** Runs every rate this many times and prints the median of each figure too. */
     repeat: { type: "string", default: "1" },
-    "gateway-node-options": { type: "string" },
+    /** Node/V8 flags for the gateway process alone (GC settings, say), on its command line. */
+    "gateway-node-flags": { type: "string" },
+    /** Runs the gateway under `nice -n N` (a negative N needs root): the scheduler's priority for it. */
+    "gateway-nice": { type: "string" },
   },
 });
 const rates = values.rates.split(",").map(Number);
@@ -42,27 +51,34 @@ const seconds = Math.min(Number(values.seconds), 10); // bounded: 10 s a step at
 const repeat = Math.min(Number(values.repeat), 10);
 if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !(repeat >= 1)) throw new Error("bad --rates, --seconds or --repeat");
 
+const gatewayLog = join(tmpdir(), "llmgw-bench-gateway.log");
 const fmt = (ms: number) => ms.toFixed(3).padStart(8);
 
 async function main(): Promise<void> {
   const sim = await startSimProcess("sim-chat");
   const bare = values.bare ? await startBareProxy(sim.url) : null;
   const p = await startPlatform({ processes: [] });
-  let profiled: { pid: number; stop(): Promise<unknown> } | undefined;
+  let ownGateway: { pid: number; stop(): Promise<unknown> } | undefined;
   try {
-    // The gateway first (the agent registers with it); under the profiler it is our own child
-    // (node refuses --cpu-prof in NODE_OPTIONS), stopped before the platform so the profile is written.
-    if (values["cpu-prof"]) {
-      const proc = spawn(process.execPath, ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`, LLMGW_BIN, "gateway"], { env: p.env, stdio: "ignore" });
+    // The gateway first (the agent registers with it). Under the profiler or with node flags of its
+    // own it is our own child (node refuses --cpu-prof and most V8 flags in NODE_OPTIONS), stopped
+    // before the platform so a profile is written.
+    const nodeFlags = [
+      ...(values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`] : []),
+      ...(values["gateway-node-flags"]?.split(/\s+/).filter(Boolean) ?? []),
+    ];
+    const nice = values["gateway-nice"];
+    if (nodeFlags.length || nice) {
+      const argv = [...nodeFlags, LLMGW_BIN, "gateway"];
+      // Its output (and what flags such as --trace-gc print) goes to a file named at the end.
+      const out = fs.openSync(gatewayLog, "w");
+      const [command, args] = nice ? ["nice", ["-n", nice, process.execPath, ...argv]] : [process.execPath, argv];
+      const proc = spawn(command, args, { env: p.env, stdio: ["ignore", out, out] });
+      fs.closeSync(out);
       const exited = new Promise((r) => proc.once("exit", r));
-      profiled = { pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) };
+      ownGateway = { pid: proc.pid!, stop: () => (proc.kill("SIGTERM"), exited) };
       await waitFor("the gateway", async () => (await fetch(`${p.adminUrl}/health`)).ok, 60_000);
-    } else {
-      // --gateway-node-options: V8/node flags for the gateway process alone (GC sizing, say).
-      if (values["gateway-node-options"]) p.env.NODE_OPTIONS = values["gateway-node-options"];
-      await p.start("gateway");
-      delete p.env.NODE_OPTIONS;
-    }
+    } else await p.start("gateway");
     for (const name of ["worker-temporal", "worker-usage", "agent"] as const) await p.start(name);
     await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
     const model = uniqueModel("bench");
@@ -77,7 +93,7 @@ async function main(): Promise<void> {
     }
     const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
     if (served.code !== 0) throw new Error(served.stderr);
-    const gatewayPid = profiled?.pid ?? p.children.get("gateway")!.proc.pid!;
+    const gatewayPid = ownGateway?.pid ?? p.children.get("gateway")!.proc.pid!;
     const gatewayMetrics = `http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`;
 
     const targets: Target[] = [
@@ -85,6 +101,9 @@ async function main(): Promise<void> {
       { name: "gateway", url: p.clientUrl, key, model },
     ];
     if (bare) targets.push({ name: "bare", url: bare.url, model: "sim-chat" });
+    // The very engine the gateway forwards to, straight: shows the upstream is not what is slow.
+    const shown = await p.admin<{ replicas: { url: string }[] }>("GET", `/models/${model}`);
+    targets.push({ name: "replica", url: shown.replicas[0]!.url, model });
     if (values.target) targets.push({ name: "target", url: values.target.replace(/\/v1\/?$/, ""), key: values.key, model: values.model });
     const pools = new Map(targets.map((t) => [t.name, new Pool(t.url, { connections: 256, pipelining: 1 })]));
 
@@ -92,28 +111,39 @@ async function main(): Promise<void> {
     for (const t of targets) await openLoop(pools.get(t.name)!, t, 500, 2);
 
     process.stdout.write(`load average before: ${loadAverage()}\n`);
-    process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000     failed  load avg\n");
+    process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  failed  load avg\n");
     const rows: unknown[] = [];
     const stalls = new Map<number, Stalls>();
+    /** Per rate and target, the p99 of each run's first second after idle. */
+    const firstSecond = new Map<string, number[]>();
     const rest = new Map<number, Map<string, number>>();
     // Each figure of every run, for the medians printed at the end when --repeat is over 1.
-    const runs: { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined }[] = [];
+    const runs: Run[] = [];
     for (let run = 0; run < repeat; run++) for (const rate of rates) {
       const out = new Map<string, LoadResult>();
       const cpuPer1000 = new Map<string, number>();
+      /** How long the process's main thread sat runnable waiting for a CPU, ms per second of the run. */
+      const waitPerS = new Map<string, number>();
       const pids = new Map<string, number>([["gateway", gatewayPid]]);
       if (bare) pids.set("bare", bare.pid);
       for (const t of targets) {
         const pid = pids.get(t.name);
         const cpu0 = pid ? cpuSeconds(pid) : 0;
+        // Each target sat idle while the others ran: a second of the same load first, so what is
+        // measured is the steady state (its p99 is kept: the step up from idle, printed apart).
+        const fromIdle = await openLoop(pools.get(t.name)!, t, rate, 1);
         const stalls0 = t.name === "gateway" ? await loopStalls(gatewayMetrics) : null;
+        const waited0 = pid ? runQueueWaitMs(pid) : 0;
+        const started = performance.now();
         const rest0 = t.name === "gateway" ? restCpu(p.children) : null;
         const r = await openLoop(pools.get(t.name)!, t, rate, seconds);
+        firstSecond.set(`${rate} ${t.name}`, [...(firstSecond.get(`${rate} ${t.name}`) ?? []), fromIdle.p99]);
         if (pid) cpuPer1000.set(t.name, ((cpuSeconds(pid) - cpu0) / r.sent) * 1000);
         if (rest0) {
           const rest1 = restCpu(p.children);
           rest.set(rate, new Map([...rest1].map(([name, s]) => [name, ((s - (rest0.get(name) ?? 0)) / r.sent) * 1000])));
         }
+        if (pid) waitPerS.set(t.name, ((runQueueWaitMs(pid) - waited0) / (performance.now() - started)) * 1000);
         if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics)));
         out.set(t.name, r);
       }
@@ -122,18 +152,26 @@ async function main(): Promise<void> {
       for (const [name, r] of out) {
         const added = name === "sim" ? "" : `${fmt(r.p50 - base.p50)}   ${fmt(r.p99 - base.p99)}`;
         const cpu = cpuPer1000.has(name) ? cpuPer1000.get(name)!.toFixed(3).padStart(13) : "".padStart(13);
-        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${String(r.failed).padStart(6)}  ${load}\n`);
-        rows.push({ run, rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name) } : {}), load });
-        runs.push({ rate, target: name, p50: r.p50, p99: r.p99, addedP50: r.p50 - base.p50, addedP99: r.p99 - base.p99, cpu: cpuPer1000.get(name) });
+        const wait = waitPerS.has(name) ? waitPerS.get(name)!.toFixed(0).padStart(13) : "".padStart(13);
+        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu.slice(2)}  ${wait}  ${String(r.failed).padStart(6)}  ${load}\n`);
+        rows.push({ run, rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name), cpu_wait_ms_per_s: waitPerS.get(name) } : {}), load });
+        runs.push({ rate, target: name, p50: r.p50, p99: r.p99, addedP50: r.p50 - base.p50, addedP99: r.p99 - base.p99, cpu: cpuPer1000.get(name), wait: waitPerS.get(name) });
       }
     }
     if (repeat > 1) printMedians(runs, rows);
     // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
     const lastRun = repeat > 1 ? " (the last of the runs)" : "";
-    process.stdout.write(`\ngateway process during each run${lastRun}: event-loop delay max / p99 (ms, 10 ms resolution), GC pauses (count, total ms)\n`);
+    process.stdout.write(`\ngateway process during each run${lastRun}: event-loop delay max / p99 (ms past the 10 ms timer), GC pauses (count, total ms)\n`);
     for (const [rate, st] of stalls) {
       process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms (minor ${st.minorCount}, ${st.minorMs.toFixed(1)} ms)\n`);
       rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs, minor_gc_pauses: st.minorCount, minor_gc_ms: st.minorMs });
+    }
+    // The step up from idle: each target's first second of a rate after sitting idle (not in the figures above).
+    process.stdout.write(`\nfirst second of each rate after idle (warm-up, not measured above): p99 ms of each run\n`);
+    for (const [k, p99s] of firstSecond) {
+      const [rate, target] = k.split(" ");
+      process.stdout.write(`${rate!.padStart(6)}  ${target!.padEnd(8)} ${p99s.map((x) => x.toFixed(2)).join(" ")}\n`);
+      rows.push({ rate: Number(rate), target, first_second_p99_ms: p99s });
     }
     // The rest of the platform works for each request too (usage worker and ledger inserts, Redis),
     // on the same cores: what it used during the gateway's run.
@@ -142,10 +180,11 @@ async function main(): Promise<void> {
       process.stdout.write(`${String(rate).padStart(6)}  ${[...byName].map(([n, v]) => `${n} ${v.toFixed(3)}`).join("  ")}\n`);
       rows.push({ rate, target: "platform-rest", ...Object.fromEntries([...byName].map(([n, v]) => [`${n}_cpu_s_per_1000`, v])) });
     }
+    if (ownGateway) process.stdout.write(`\nthe gateway's output: ${gatewayLog}\n`);
     process.stdout.write(JSON.stringify(rows) + "\n");
     await Promise.all([...pools.values()].map((pool) => pool.close()));
   } finally {
-    await profiled?.stop();
+    await ownGateway?.stop();
     await p.stop();
     await bare?.stop();
     await sim.stop();
@@ -173,18 +212,21 @@ const median = (xs: number[]) => {
 };
 
 /** Per rate and target, the median over the runs of each figure (one machine's noise averages out). */
-function printMedians(runs: { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined }[], rows: unknown[]): void {
-  process.stdout.write(`\nmedians of ${repeat} runs\nrate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000   added p99 of each run\n`);
+type Run = { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined; wait: number | undefined };
+
+function printMedians(runs: Run[], rows: unknown[]): void {
+  process.stdout.write(`\nmedians of ${repeat} runs\nrate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  added p99 of each run\n`);
   const keys = [...new Set(runs.map((r) => `${r.rate} ${r.target}`))];
   for (const k of keys) {
     const of = runs.filter((r) => `${r.rate} ${r.target}` === k);
     const { rate, target } = of[0]!;
     const m = (f: (r: (typeof of)[number]) => number) => median(of.map(f));
     const cpus = of.flatMap((r) => (r.cpu === undefined ? [] : [r.cpu]));
+    const waits = of.flatMap((r) => (r.wait === undefined ? [] : [r.wait]));
     const added = target === "sim" ? "".padEnd(21) : `${fmt(m((r) => r.addedP50))}   ${fmt(m((r) => r.addedP99))}`;
     const each = target === "sim" ? "" : of.map((r) => r.addedP99.toFixed(1)).join(" ");
-    process.stdout.write(`${String(rate).padStart(6)}  ${target.padEnd(8)} ${fmt(m((r) => r.p50))} ${fmt(m((r) => r.p99))}  ${added}  ${(cpus.length ? median(cpus).toFixed(3) : "").padStart(11)}   ${each}\n`);
-    rows.push({ median_of: of.length, rate, target, p50_ms: m((r) => r.p50), p99_ms: m((r) => r.p99), added_p50_ms: m((r) => r.addedP50), added_p99_ms: m((r) => r.addedP99), ...(cpus.length ? { cpu_s_per_1000: median(cpus) } : {}) });
+    process.stdout.write(`${String(rate).padStart(6)}  ${target.padEnd(8)} ${fmt(m((r) => r.p50))} ${fmt(m((r) => r.p99))}  ${added}  ${(cpus.length ? median(cpus).toFixed(3) : "").padStart(10)}  ${(waits.length ? median(waits).toFixed(0) : "").padStart(13)}  ${each}\n`);
+    rows.push({ median_of: of.length, rate, target, p50_ms: m((r) => r.p50), p99_ms: m((r) => r.p99), added_p50_ms: m((r) => r.addedP50), added_p99_ms: m((r) => r.addedP99), ...(cpus.length ? { cpu_s_per_1000: median(cpus), cpu_wait_ms_per_s: median(waits) } : {}) });
   }
 }
 
@@ -206,6 +248,9 @@ function restCpu(children: Map<string, { proc: { pid?: number } }>): Map<string,
   return out;
 }
 
+/** prom-client's default event-loop monitor resolution. */
+const LOOP_TIMER_MS = 10;
+
 interface Stalls {
   loopMaxMs: number;
   loopP99Ms: number;
@@ -224,8 +269,9 @@ async function loopStalls(url: string): Promise<Stalls> {
   const text = await (await fetch(url)).text();
   const value = (re: RegExp) => text.split("\n").filter((l) => re.test(l)).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
   return {
-    loopMaxMs: value(/^\w*nodejs_eventloop_lag_max_seconds /) * 1000,
-    loopP99Ms: value(/^\w*nodejs_eventloop_lag_p99_seconds /) * 1000,
+    // prom-client's figures are the whole interval of node's 10 ms loop timer: the delay is past that.
+    loopMaxMs: Math.max(0, value(/^\w*nodejs_eventloop_lag_max_seconds /) * 1000 - LOOP_TIMER_MS),
+    loopP99Ms: Math.max(0, value(/^\w*nodejs_eventloop_lag_p99_seconds /) * 1000 - LOOP_TIMER_MS),
     gcCount: value(/^\w*nodejs_gc_duration_seconds_count\{/),
     gcMs: value(/^\w*nodejs_gc_duration_seconds_sum\{/) * 1000,
     minorCount: value(/^\w*nodejs_gc_duration_seconds_count\{kind="minor"/),
