@@ -25,8 +25,13 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     throw new ApiError("permission", `this key may not use model '${model}'`, { param: "model", code: "model_not_allowed" });
   }
   let endpoints = deps.registry.endpoints(model);
-  // An on-demand model asleep: wake it and hold the request (gateway/router/wake.ts).
-  if (endpoints.length === 0 && deps.waker) endpoints = await deps.waker.awaitReplicas(model);
+  // An on-demand model asleep is woken (gateway/router/wake.ts). A fallback with room answers
+  // meanwhile; without one the request is held until the model is up.
+  let early: string | null = null;
+  if (endpoints.length === 0 && deps.waker) {
+    if (deps.waker.wakeWithoutWaiting(model)) early = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
+    if (early === null) endpoints = await deps.waker.awaitReplicas(model);
+  }
   deps.waker?.touch(model);
   if (endpoints.length === 0 && deps.registry.fallbacks(model).length === 0) {
     if (!deps.registry.known(model)) throw new ApiError("not_found", `model '${model}' does not exist`, { param: "model", code: "model_not_found" });
@@ -44,7 +49,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
   try {
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
-    const fallback = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
+    const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
     if (fallback !== null) {
       [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback } }];
       res.setHeader("x-llmgw-fallback", fallback);

@@ -67,6 +67,18 @@ export class Waker {
   }
 
   /**
+   * Asks an on-demand model with no ready replica to wake and returns at once (a fallback answers
+   * meanwhile); false for a model that is not on demand.
+   */
+  wakeWithoutWaiting(model: string): boolean {
+    const entry = this.o.registry.catalogEntry(model);
+    if (!entry || entry.minReplicas !== 0) return false;
+    this.touch(model);
+    this.wake(model);
+    return true;
+  }
+
+  /**
    * Ready replicas of an on-demand model, woken if need be; [] for a model that is not on demand (the
    * caller answers as for any model not served). A wake that outlasts the limit is a 503 with Retry-After.
    */

@@ -131,6 +131,33 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     assert.equal(a.usage?.completion_tokens, 2);
   });
 
+  it("answers from a fallback with room while an asleep model wakes, then from the model itself", async () => {
+    const target = uniqueModel("od-fb-target");
+    const asleep = uniqueModel("od-fb");
+    const up = p.ctl(["model", "serve", target, "--engine", "sim", "--replicas", "1", "--wait"]);
+    assert.equal(up.code, 0, up.stderr);
+    addModel(asleep, `idle_after: 1h\nfallbacks: [${target}]\n`);
+    const ask = () =>
+      fetch(`${p.clientUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model: asleep, messages: [{ role: "user", content: "hi" }], max_tokens: 2 }),
+      });
+    await waitFor(`the gateway to know ${asleep}`, async () => (await fetch(`${p.clientUrl}/v1/models/${asleep}`, { headers: { authorization: `Bearer ${key}` } })).ok, 30_000);
+    assert.equal(p.enginePids(asleep).length, 0);
+    const first = await ask();
+    assert.equal(first.status, 200);
+    assert.equal(first.headers.get("x-llmgw-fallback"), target);
+    assert.equal(((await first.json()) as { model: string }).model, target);
+    // The wake was asked for all the same: the model comes up, and then answers itself.
+    await waitFor(`${asleep} to wake`, async () => show(asleep).state?.onDemand?.phase === "serving", 60_000, 500);
+    await waitFor(`${asleep} to answer itself`, async () => {
+      const r = await ask();
+      return r.status === 200 && r.headers.get("x-llmgw-fallback") === null;
+    }, 30_000, 250);
+    assert.equal(p.enginePids(asleep).length, 1);
+  });
+
   it("sleeps a served model once its catalog entry is added again with min_replicas 0 (no `model set`)", async () => {
     const served = uniqueModel("od-readd");
     const up = p.ctl(["model", "serve", served, "--engine", "sim", "--replicas", "1", "--wait"]);
