@@ -5,10 +5,10 @@
 // the usage worker's share); as a raw statement the compiler is not involved. Times are stored as
 // Prisma stores them, UTC wall time in a timestamp(3), whatever the session's time zone.
 import type { PrismaClient } from "../common/db.ts";
+import type { UsageEvent } from "../common/usage-event.ts";
 
 /** The client or a transaction of it: all the write needs is a raw statement. */
 type RawWriter = Pick<PrismaClient, "$executeRaw">;
-import type { UsageEvent } from "../common/usage-event.ts";
 
 /** Returns how many events were new. */
 export async function writeUsageBatch(db: RawWriter, events: UsageEvent[]): Promise<number> {

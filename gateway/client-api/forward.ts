@@ -29,8 +29,9 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   // meanwhile; without one the request is held until the model is up.
   let early: string | null = null;
   if (endpoints.length === 0 && deps.waker) {
-    if (deps.waker.wakeWithoutWaiting(model)) early = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
+    early = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
     if (early === null) endpoints = await deps.waker.awaitReplicas(model);
+    else deps.waker.wakeWithoutWaiting(model);
   }
   deps.waker?.touch(model);
   if (endpoints.length === 0 && deps.registry.fallbacks(model).length === 0) {

@@ -66,16 +66,9 @@ export class Waker {
     for (const w of ws) w();
   }
 
-  /**
-   * Asks an on-demand model with no ready replica to wake and returns at once (a fallback answers
-   * meanwhile); false for a model that is not on demand.
-   */
-  wakeWithoutWaiting(model: string): boolean {
-    const entry = this.o.registry.catalogEntry(model);
-    if (!entry || entry.minReplicas !== 0) return false;
-    this.touch(model);
-    this.wake(model);
-    return true;
+  /** Asks an on-demand model with no ready replica to wake, and returns at once (a fallback answers meanwhile). */
+  wakeWithoutWaiting(model: string): void {
+    if (this.o.registry.catalogEntry(model)?.minReplicas === 0) this.wake(model);
   }
 
   /**

@@ -128,14 +128,14 @@ async function main(): Promise<void> {
       if (bare) pids.set("bare", bare.pid);
       for (const t of targets) {
         const pid = pids.get(t.name);
-        const cpu0 = pid ? cpuSeconds(pid) : 0;
         // Each target sat idle while the others ran: a second of the same load first, so what is
         // measured is the steady state (its p99 is kept: the step up from idle, printed apart).
         const fromIdle = await openLoop(pools.get(t.name)!, t, rate, 1);
         const stalls0 = t.name === "gateway" ? await loopStalls(gatewayMetrics) : null;
+        const rest0 = t.name === "gateway" ? restCpu(p.children) : null;
+        const cpu0 = pid ? cpuSeconds(pid) : 0;
         const waited0 = pid ? runQueueWaitMs(pid) : 0;
         const started = performance.now();
-        const rest0 = t.name === "gateway" ? restCpu(p.children) : null;
         const r = await openLoop(pools.get(t.name)!, t, rate, seconds);
         firstSecond.set(`${rate} ${t.name}`, [...(firstSecond.get(`${rate} ${t.name}`) ?? []), fromIdle.p99]);
         if (pid) cpuPer1000.set(t.name, ((cpuSeconds(pid) - cpu0) / r.sent) * 1000);
@@ -151,9 +151,9 @@ async function main(): Promise<void> {
       const load = loadAverage();
       for (const [name, r] of out) {
         const added = name === "sim" ? "" : `${fmt(r.p50 - base.p50)}   ${fmt(r.p99 - base.p99)}`;
-        const cpu = cpuPer1000.has(name) ? cpuPer1000.get(name)!.toFixed(3).padStart(13) : "".padStart(13);
+        const cpu = cpuPer1000.has(name) ? cpuPer1000.get(name)!.toFixed(3).padStart(11) : "".padStart(11);
         const wait = waitPerS.has(name) ? waitPerS.get(name)!.toFixed(0).padStart(13) : "".padStart(13);
-        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu.slice(2)}  ${wait}  ${String(r.failed).padStart(6)}  ${load}\n`);
+        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${wait}  ${String(r.failed).padStart(6)}  ${load}\n`);
         rows.push({ run, rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name), cpu_wait_ms_per_s: waitPerS.get(name) } : {}), load });
         runs.push({ rate, target: name, p50: r.p50, p99: r.p99, addedP50: r.p50 - base.p50, addedP99: r.p99 - base.p99, cpu: cpuPer1000.get(name), wait: waitPerS.get(name) });
       }
