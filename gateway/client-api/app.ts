@@ -38,10 +38,15 @@ export interface ClientApiDeps {
   jobs?: JobsDeps;
 }
 
-/** The client's x-request-id when it sent a usable one, else a new one; echoed on the answer. */
-export function assignRequestId(req: IncomingMessage & { requestId?: string }, res: ServerResponse): void {
+/** The client's x-request-id when it sent a usable one, else a new one. */
+export function requestIdOf(req: IncomingMessage): string {
   const given = req.headers["x-request-id"];
-  req.requestId = typeof given === "string" && given.length <= 128 ? given : randomUUID();
+  return typeof given === "string" && given.length <= 128 ? given : randomUUID();
+}
+
+/** Gives the request its id and echoes it on whatever answer follows. */
+export function assignRequestId(req: IncomingMessage & { requestId?: string }, res: ServerResponse): void {
+  req.requestId = requestIdOf(req);
   res.setHeader("x-request-id", req.requestId);
 }
 

@@ -95,6 +95,7 @@ export function sendError(req: IncomingMessage & { originalUrl?: string }, res: 
 /** Any failure as the client's answer: body-parser-like errors by their kind, anything else a logged 500. */
 export function answerError(req: IncomingMessage & { originalUrl?: string; requestId?: string }, res: ServerResponse, err: unknown): void {
   if (res.headersSent) return void res.end();
+  if (req.requestId && !res.hasHeader("x-request-id")) res.setHeader("x-request-id", req.requestId);
   const apiErr = toApiError(err);
   if (!(err instanceof ApiError) && apiErr.status >= 500) log.error("request failed inside the gateway", { requestId: req.requestId, error: err as Error });
   sendError(req, res, apiErr);

@@ -13,7 +13,7 @@ import { checkRequestLimits } from "./request-limits.ts";
 
 export type Authed = Request & { key?: KeyInfo; requestId?: string };
 /** An authenticated request on either path: express's (Authed) or the plain hot path's. */
-export type Caller = IncomingMessage & { key?: KeyInfo; requestId?: string };
+export type Caller = IncomingMessage & { key?: KeyInfo; requestId?: string; rawBody?: Buffer };
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
@@ -52,7 +52,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
     const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
     if (fallback !== null) {
-      [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback } }];
+      [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback }, raw: undefined }];
       res.setHeader("x-llmgw-fallback", fallback);
     }
     const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });

@@ -5,7 +5,7 @@
 // more per request than the rest of the gateway's checks (docs/benchmarks.md).
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { serveMessages } from "./anthropic/routes.ts";
-import { assignRequestId, type ClientApiDeps } from "./app.ts";
+import { requestIdOf, type ClientApiDeps } from "./app.ts";
 import { authenticate } from "./authenticate.ts";
 import { answerError } from "./errors.ts";
 import type { Caller } from "./forward.ts";
@@ -21,10 +21,13 @@ export function withHotPath(deps: ClientApiDeps, app: RequestListener): RequestL
     const serve = req.method === "POST" ? routes.get(req.url ?? "") : undefined;
     if (!serve) return app(req, res);
     const caller = req as Caller;
-    assignRequestId(caller, res);
+    // Not set on `res` yet: whatever answers writes it with the rest of its headers (proxy.ts relay,
+    // the Anthropic responder, answerError), and writeHead without earlier setHeader calls is cheaper.
+    caller.requestId = requestIdOf(req);
     // As on the express path: the body is read (and its errors answered) before the key is checked.
-    readJsonBody(req, deps.bodyLimitBytes, (err, body) => {
+    readJsonBody(req, deps.bodyLimitBytes, (err, body, raw) => {
       if (err) return answerError(caller, res, err);
+      caller.rawBody = raw;
       authenticate(deps.keys, req.headers)
         .then((key) => {
           caller.key = key;

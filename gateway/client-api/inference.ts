@@ -28,6 +28,7 @@ export async function serveInference(deps: ClientApiDeps, schema: InferenceSchem
   await forward(deps, req, res, body.model, {
     path,
     body,
+    raw: req.rawBody,
     stream: body.stream === true,
     clientWantsUsage: body.stream_options?.include_usage === true,
     started,

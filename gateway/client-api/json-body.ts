@@ -13,10 +13,11 @@ function bodyError(type: "entity.too.large" | "entity.parse.failed", status: num
 }
 
 /**
- * Calls `done` once with the parsed body, `undefined` when the request carries no JSON (GET, HEAD,
- * another content type: left unread for whoever handles it), or body-parser's kind of error.
+ * Calls `done` once with the parsed body and its bytes as they came, `undefined` when the request
+ * carries no JSON (GET, HEAD, another content type: left unread for whoever handles it), or
+ * body-parser's kind of error.
  */
-export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (err: Error | null, body?: unknown) => void): void {
+export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (err: Error | null, body?: unknown, raw?: Buffer) => void): void {
   const ctype = req.headers["content-type"];
   if (req.method === "GET" || req.method === "HEAD" || !ctype || !JSON_TYPE.test(ctype)) return done(null, undefined);
   const declared = Number(req.headers["content-length"]);
@@ -24,13 +25,13 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (er
   const chunks: Buffer[] = [];
   let size = 0;
   let finished = false;
-  const finish = (err: Error | null, body?: unknown) => {
+  const finish = (err: Error | null, body?: unknown, raw?: Buffer) => {
     if (finished) return;
     finished = true;
     req.off("data", onData);
     req.off("end", onEnd);
     req.off("error", onError);
-    done(err, body);
+    done(err, body, raw);
   };
   const onData = (c: Buffer) => {
     size += c.length;
@@ -41,7 +42,8 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (er
     chunks.push(c);
   };
   const onEnd = () => {
-    const text = chunks.length === 1 ? chunks[0]!.toString("utf8") : Buffer.concat(chunks, size).toString("utf8");
+    const raw = chunks.length === 1 ? chunks[0]! : Buffer.concat(chunks, size);
+    const text = raw.toString("utf8");
     // Like express.json's strict mode: a body is an object or an array, never a bare value.
     const first = /\S/.exec(text)?.[0];
     if (first !== undefined && first !== "{" && first !== "[") {
@@ -53,7 +55,7 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (er
     } catch (err) {
       return finish(bodyError("entity.parse.failed", 400, (err as Error).message));
     }
-    finish(null, body);
+    finish(null, body, raw);
   };
   const onError = (err: Error) => finish(err);
   req.on("data", onData);
@@ -61,12 +63,12 @@ export function readJsonBody(req: IncomingMessage, limitBytes: number, done: (er
   req.on("error", onError);
 }
 
-/** The same as express middleware: sets `req.body` when there is a JSON body. */
+/** The same as express middleware: sets `req.body` (and `req.rawBody`) when there is a JSON body. */
 export function jsonBody(limitBytes: number) {
   return (req: Request, _res: Response, next: NextFunction): void =>
-    readJsonBody(req, limitBytes, (err, body) => {
+    readJsonBody(req, limitBytes, (err, body, raw) => {
       if (err) return next(err);
-      if (body !== undefined) (req as Request & { body: unknown }).body = body;
+      if (body !== undefined) Object.assign(req, { body, rawBody: raw });
       next();
     });
 }

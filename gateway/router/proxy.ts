@@ -10,6 +10,7 @@ import { outsidePath } from "./providers.ts";
 import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
 import type { Endpoint } from "./registry.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
+import { UpstreamCall } from "./upstream-call.ts";
 import { byWeight } from "./version-weights.ts";
 
 const MAX_ATTEMPTS = 3;
@@ -24,6 +25,8 @@ export interface ProxyOutcome {
 export interface ProxyRequest {
   path: string;
   body: Record<string, unknown>;
+  /** The client's body as it came, when `body` is that body unchanged: sent on as it is, not re-serialised. */
+  raw?: Buffer;
   stream: boolean;
   /** The client asked for a usage chunk at the end of its stream. */
   clientWantsUsage: boolean;
@@ -49,26 +52,48 @@ export function routeHints(headers: IncomingHttpHeaders, body: Record<string, un
   return { profile, session, prefix: profile === "chat" ? prefixHash(body) : 0 };
 }
 
-export type Responder = (res: ServerResponse, e: Endpoint, up: UpstreamResponse, p: ProxyRequest) => Promise<ProxyOutcome>;
+export type Responder = (res: ServerResponse, e: Endpoint, up: UpstreamCall, p: ProxyRequest) => Promise<ProxyOutcome>;
+
+/** Whether the client has gone, and what to stop when it goes: the call in flight or the wait for a slot. */
+class ClientWatch {
+  gone = false;
+  call: UpstreamCall | null = null;
+  private queueAbort: AbortController | null = null;
+  readonly onClose: () => void;
+
+  constructor(private readonly res: ServerResponse) {
+    this.onClose = () => {
+      if (this.res.writableFinished) return;
+      this.gone = true;
+      const reason = new Error("the client closed the connection");
+      this.call?.abort(reason);
+      this.queueAbort?.abort(reason);
+    };
+  }
+
+  /** Made only for a request that queues: most never do, and an AbortController per request is garbage. */
+  queueSignal(): AbortSignal {
+    this.queueAbort ??= new AbortController();
+    if (this.gone) this.queueAbort.abort();
+    return this.queueAbort.signal;
+  }
+}
 
 export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest): Promise<ProxyOutcome> {
   const hints = routeHints(req.headers, p.body);
   const group = endpoints[0]?.group;
   const band = bandOf(p.band);
-  const abort = new AbortController();
-  const onClose = () => {
-    if (!res.writableFinished) abort.abort();
-  };
-  res.on("close", onClose);
+  const client = new ClientWatch(res);
+  res.on("close", client.onClose);
   let admitted = false;
   try {
     if (group) {
       if (!group.admission.tryAdmit(band)) {
         const queuedAt = performance.now();
         try {
-          await group.admission.wait(band, abort.signal);
+          await group.admission.wait(band, client.queueSignal());
         } catch (err) {
-          if (abort.signal.aborted) return { status: 499, endpoint: null, usage: null, ttftMs: null };
+          if (client.gone) return { status: 499, endpoint: null, usage: null, ttftMs: null };
           throw err;
         } finally {
           p.onQueued?.(band, (performance.now() - queuedAt) / 1000);
@@ -76,16 +101,16 @@ export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints
       }
       admitted = true;
     }
-    return await forward(res, group ? byWeight(group.endpoints, group.weights) : endpoints, p, hints, abort.signal);
+    return await forward(res, group ? byWeight(group.endpoints, group.weights) : endpoints, p, hints, client);
   } finally {
     if (admitted) group!.admission.release(band);
-    res.off("close", onClose);
+    res.off("close", client.onClose);
   }
 }
 
-async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, signal: AbortSignal): Promise<ProxyOutcome> {
+async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, client: ClientWatch): Promise<ProxyOutcome> {
   const body = p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body;
-  const payload = JSON.stringify(body);
+  const payload = body === p.body && p.raw ? p.raw : JSON.stringify(body);
   // Outside providers get the body with their own model id, made once per request and model.
   let outsideModel: string | null = null;
   let outsidePayload = "";
@@ -104,16 +129,23 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
       outsideModel = o.model;
       outsidePayload = JSON.stringify({ ...body, model: o.model });
     }
-    let up;
+    if (client.gone) {
+      e.inflight--;
+      e.breaker.abandon();
+      return { status: 499, endpoint: e, usage: null, ttftMs: null };
+    }
+    const up = new UpstreamCall(
+      e.pool,
+      o === null
+        ? { path: p.path, method: "POST", headers: { "content-type": "application/json", "x-request-id": p.requestId }, body: payload }
+        : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload },
+    );
+    client.call = up;
     try {
-      up = await e.pool.request(
-        o === null
-          ? { path: p.path, method: "POST", headers: { "content-type": "application/json", "x-request-id": p.requestId }, body: payload, signal }
-          : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload, signal },
-      );
+      await up.head;
     } catch {
       e.inflight--;
-      if (signal.aborted) {
+      if (client.gone) {
         e.breaker.abandon();
         return { status: 499, endpoint: e, usage: null, ttftMs: null };
       }
@@ -123,7 +155,7 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
     if (up.statusCode >= 500) {
       e.inflight--;
       e.breaker.failure(Date.now());
-      await up.body.dump().catch(() => undefined);
+      await up.dump();
       continue;
     }
     if (o !== null && isKeyRefusal(up.statusCode)) {
@@ -134,7 +166,7 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
         e.inflight--;
         refusals++;
         attempt--;
-        await up.body.dump().catch(() => undefined);
+        await up.dump();
         continue;
       }
     } else e.breaker.success();
@@ -159,13 +191,11 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
   });
 }
 
-type UpstreamResponse = Awaited<ReturnType<Endpoint["pool"]["request"]>>;
-
-async function relay(res: ServerResponse, e: Endpoint, up: UpstreamResponse, p: ProxyRequest): Promise<ProxyOutcome> {
+async function relay(res: ServerResponse, e: Endpoint, up: UpstreamCall, p: ProxyRequest): Promise<ProxyOutcome> {
   const ctype = String(up.headers["content-type"] ?? "application/json");
   const requestHeaders = { "x-request-id": p.requestId, "x-llmgw-replica": e.id };
   if (!p.stream || up.statusCode !== 200 || !ctype.startsWith("text/event-stream")) {
-    const text = await up.body.text();
+    const text = await up.text();
     const ttftMs = performance.now() - p.started;
     // An engine's or outside provider's "come back later" reaches the client.
     if (up.statusCode >= 400 && up.headers["retry-after"] !== undefined) res.setHeader("retry-after", up.headers["retry-after"]);
@@ -187,11 +217,11 @@ async function relay(res: ServerResponse, e: Endpoint, up: UpstreamResponse, p: 
   const scanner = new SseUsageScanner(p.clientWantsUsage);
   let ttftMs: number | null = null;
   try {
-    for await (const chunk of up.body) {
+    await up.stream((text) => {
       ttftMs ??= performance.now() - p.started;
-      const out = scanner.push(chunk.toString("utf8"));
+      const out = scanner.push(text);
       if (out) res.write(out);
-    }
+    }, res);
     const rest = scanner.end();
     if (rest) res.write(rest);
     res.end();

@@ -11,7 +11,7 @@ export function anthropicResponder(ctx: MessageContext): Responder {
     const headers = { "x-request-id": p.requestId, "x-llmgw-replica": e.id };
     const ctype = String(up.headers["content-type"] ?? "");
     if (up.statusCode !== 200 || !p.stream || !ctype.startsWith("text/event-stream")) {
-      const text = await up.body.text();
+      const text = await up.text();
       const ttftMs = performance.now() - p.started;
       for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
       if (up.statusCode !== 200) {
@@ -27,11 +27,11 @@ export function anthropicResponder(ctx: MessageContext): Responder {
     res.write(stream.start());
     let ttftMs: number | null = null;
     try {
-      for await (const chunk of up.body) {
+      await up.stream((text) => {
         ttftMs ??= performance.now() - p.started;
-        const out = stream.push((chunk as Buffer).toString("utf8"));
+        const out = stream.push(text);
         if (out) res.write(out);
-      }
+      }, res);
       res.end(stream.end());
     } catch {
       // The client left, or the engine broke off: say so if anyone is listening.
