@@ -117,6 +117,8 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
   let refusals = 0;
   const tried = new Set<string>();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
+    // Gone between attempts: the close listener aborted the previous call only.
+    if (client.gone) return { status: 499, endpoint: null, usage: null, ttftMs: null };
     const now = Date.now();
     const e = pick(endpoints, tried, hints, endpoints[0]?.group.affinity ?? null, now);
     if (!e) break;
@@ -128,11 +130,6 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
     if (o !== null && o.model !== outsideModel) {
       outsideModel = o.model;
       outsidePayload = JSON.stringify({ ...body, model: o.model });
-    }
-    if (client.gone) {
-      e.inflight--;
-      e.breaker.abandon();
-      return { status: 499, endpoint: e, usage: null, ttftMs: null };
     }
     const up = new UpstreamCall(
       e.pool,

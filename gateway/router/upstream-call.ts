@@ -1,8 +1,7 @@
 // One request to a replica or an outside provider, over undici's dispatch API: the answer's status
 // and headers first, then its body gathered whole or handed on chunk by chunk, paused while the
 // client is slow to read. pool.request() would wrap each answer in a body stream, an async resource
-// and an AbortSignal; on the hot path that is a tenth of the forwarding CPU and much of its garbage
-// (docs/benchmarks.md).
+// and an AbortSignal: 5–11 % more CPU in a plain forwarder (docs/benchmarks.md, stop 15).
 import type { IncomingHttpHeaders } from "node:http";
 import type { Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";
@@ -13,14 +12,12 @@ type Settle = { resolve: () => void; reject: (err: Error) => void };
 export class UpstreamCall implements Dispatcher.DispatchHandler {
   statusCode = 0;
   headers: IncomingHttpHeaders = {};
-  /** Settles when the status and headers are in, or rejects when the request failed before them. */
+  /** Settles when the status and headers are in (statusCode is set), or rejects when the request failed before them. */
   readonly head: Promise<void>;
   private headSettle!: Settle;
-  private headDone = false;
   private controller: Dispatcher.DispatchController | null = null;
   private abortReason: Error | null = null;
   private chunks: Buffer[] = [];
-  private size = 0;
   private onChunk: ((chunk: Buffer) => void) | null = null;
   private out: Writable | null = null;
   private ended = false;
@@ -41,7 +38,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   /** The whole body as text. */
   async text(): Promise<string> {
     await this.body(null, null);
-    const b = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks, this.size);
+    const b = this.chunks.length === 1 ? this.chunks[0]! : Buffer.concat(this.chunks);
     return b.toString("utf8");
   }
 
@@ -74,14 +71,19 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       try {
         for (const c of held) onChunk(c);
       } catch (err) {
-        this.failure = err as Error;
-        this.abort(err as Error);
+        this.fail(err as Error);
       }
       this.pauseIfFull();
     }
     if (this.failure) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve();
     return new Promise<void>((resolve, reject) => (this.bodySettle = { resolve, reject }));
+  }
+
+  /** `onChunk` threw: the call ends with that error (also when the answer was already complete). */
+  private fail(err: Error): void {
+    this.failure = err;
+    this.abort(err);
   }
 
   private pauseIfFull(): void {
@@ -99,7 +101,6 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
   onResponseStart(_c: Dispatcher.DispatchController, statusCode: number, headers: IncomingHttpHeaders): void {
     this.statusCode = statusCode;
     this.headers = headers;
-    this.headDone = true;
     this.headSettle.resolve();
   }
 
@@ -108,14 +109,10 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
       try {
         this.onChunk(chunk);
       } catch (err) {
-        this.controller?.abort(err as Error);
-        return;
+        return this.fail(err as Error);
       }
       this.pauseIfFull();
-    } else {
-      this.chunks.push(chunk);
-      this.size += chunk.length;
-    }
+    } else this.chunks.push(chunk);
   }
 
   onResponseEnd(): void {
@@ -125,11 +122,7 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
 
   onResponseError(_c: Dispatcher.DispatchController | undefined, err: Error): void {
     const reason = this.abortReason ?? err;
-    if (!this.headDone) {
-      this.headDone = true;
-      this.headSettle.reject(reason);
-      return;
-    }
+    if (this.statusCode === 0) return this.headSettle.reject(reason);
     this.failure = reason;
     this.bodySettle?.reject(reason);
   }

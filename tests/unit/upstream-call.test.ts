@@ -124,3 +124,18 @@ test("a throw from the reader ends the call with that error", async () => {
     /bad chunk/,
   );
 });
+
+test("a throw from the reader on a chunk that arrives later ends the call with that error", async () => {
+  const up = call("/split");
+  await up.head;
+  const seen: string[] = [];
+  await assert.rejects(
+    up.stream((t) => {
+      seen.push(t);
+      // "caf" was held before stream() began; the rest comes 30 ms later, straight from the engine.
+      if (t.includes("!")) throw new Error("bad late chunk");
+    }, new Writable({ write: (_c, _e, cb) => cb() })),
+    /bad late chunk/,
+  );
+  assert.deepEqual(seen, ["caf", "\u00e9!"]);
+});
