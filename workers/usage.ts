@@ -2,16 +2,21 @@
 // Writing with ON CONFLICT DO NOTHING on the event id (usage-ledger.ts) makes a redelivered batch harmless, so a batch is
 // retried for as long as the store is away and re-run however often this worker dies mid-batch.
 import { Queue, Worker } from "bullmq";
+import pg from "pg";
 import { config } from "../common/config.ts";
-import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { redis } from "../common/redis.ts";
 import { USAGE_QUEUE, usageBackoffMs, usageBatch } from "../common/usage-event.ts";
 import type { WorkerMetrics } from "./metrics.ts";
 import { writeUsageBatch } from "./usage-ledger.ts";
 
+/** Batches written at once. */
+const CONCURRENCY = 4;
+
 export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): Promise<void> }> {
-  const db = prisma();
+  // node-postgres straight, one connection per concurrent batch (usage-ledger.ts says why not Prisma).
+  const db = new pg.Pool({ connectionString: config().databaseUrl, max: CONCURRENCY });
+  db.on("error", (err) => log.warn("usage ledger connection lost", { error: err.message }));
   const connection = redis(config().redisUrl);
   let finished!: () => void;
   const done = new Promise<void>((resolve) => (finished = resolve));
@@ -25,7 +30,7 @@ export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: P
     },
     {
       connection,
-      concurrency: 4,
+      concurrency: CONCURRENCY,
       settings: { backoffStrategy: (attemptsMade: number) => usageBackoffMs(attemptsMade) },
       // A batch whose worker died (killed, lost its lock) goes back to waiting, not to `failed`
       // after its first stall: writing it again is harmless.
@@ -44,7 +49,7 @@ export async function runUsageWorker(metrics?: WorkerMetrics): Promise<{ done: P
       await worker.close();
       await queue.close();
       connection.disconnect();
-      await closePrisma();
+      await db.end();
       finished();
     },
   };

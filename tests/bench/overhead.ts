@@ -1,7 +1,7 @@
 // What the gateway adds to a request (not part of the test suite):
 //   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
 //     [--target URL --key K --model M] [--cpu-prof DIR] [--bare] [--no-limits] [--repeat N]
-//     [--gateway-node-flags=FLAGS] [--gateway-nice=N]
+//     [--gateway-node-flags=FLAGS] [--gateway-nice=N] [--ledger-paused]
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
 // non-streamed chat load at fixed rates, open loop, straight at the sim, through the gateway
@@ -15,10 +15,11 @@
 // --gateway-nice=N runs it under `nice -n N`.
 // --bare adds a target "bare": a plain node http + undici forwarder to the sim (bare-proxy.ts),
 // the floor any node proxy pays on this machine; its CPU is printed like the gateway's.
+// --ledger-paused adds a target "gw-paused": the gateway again with the usage worker stopped meanwhile.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
-import { spawn, spawnSync } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
@@ -40,6 +41,13 @@ const { values } = parseArgs({
     limits: { type: "boolean", default: true },
     /** Runs every rate this many times and prints the median of each figure too. */
     repeat: { type: "string", default: "1" },
+    /**
+     * --ledger-paused adds a target "gw-paused": the same gateway and key while the usage worker is
+     * stopped (SIGSTOP; SIGCONT after), so the gateway still queues every event and the ledger writes
+     * them afterwards. Shows side by side what the ledger writes (worker and PostgreSQL) sharing
+     * these cores cost the gateway's latency.
+     */
+    "ledger-paused": { type: "boolean", default: false },
     /** Node/V8 flags for the gateway process alone (GC settings, say), on its command line. */
     "gateway-node-flags": { type: "string" },
     /** Runs the gateway under `nice -n N` (a negative N needs root): the scheduler's priority for it. */
@@ -59,6 +67,7 @@ async function main(): Promise<void> {
   const bare = values.bare ? await startBareProxy(sim.url) : null;
   const p = await startPlatform({ processes: [] });
   let ownGateway: { pid: number; stop(): Promise<unknown> } | undefined;
+  let usageWorker: ChildProcess | undefined;
   try {
     // The gateway first (the agent registers with it). Under the profiler or with node flags of its
     // own it is our own child (node refuses --cpu-prof and most V8 flags in NODE_OPTIONS), stopped
@@ -94,12 +103,14 @@ async function main(): Promise<void> {
     const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
     if (served.code !== 0) throw new Error(served.stderr);
     const gatewayPid = ownGateway?.pid ?? p.children.get("gateway")!.proc.pid!;
+    usageWorker = p.children.get("worker-usage")!.proc;
     const gatewayMetrics = `http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`;
 
     const targets: Target[] = [
       { name: "sim", url: sim.url, model: "sim-chat" },
       { name: "gateway", url: p.clientUrl, key, model },
     ];
+    if (values["ledger-paused"]) targets.push({ name: "gw-paused", url: p.clientUrl, key, model });
     if (bare) targets.push({ name: "bare", url: bare.url, model: "sim-chat" });
     // The very engine the gateway forwards to, straight: shows the upstream is not what is slow.
     const shown = await p.admin<{ replicas: { url: string }[] }>("GET", `/models/${model}`);
@@ -124,10 +135,11 @@ async function main(): Promise<void> {
       const cpuPer1000 = new Map<string, number>();
       /** How long the process's main thread sat runnable waiting for a CPU, ms per second of the run. */
       const waitPerS = new Map<string, number>();
-      const pids = new Map<string, number>([["gateway", gatewayPid]]);
+      const pids = new Map<string, number>([["gateway", gatewayPid], ["gw-paused", gatewayPid]]);
       if (bare) pids.set("bare", bare.pid);
       for (const t of targets) {
         const pid = pids.get(t.name);
+        if (t.name === "gw-paused") usageWorker.kill("SIGSTOP");
         // Each target sat idle while the others ran: a second of the same load first, so what is
         // measured is the steady state (its p99 is kept: the step up from idle, printed apart).
         const fromIdle = await openLoop(pools.get(t.name)!, t, rate, 1);
@@ -145,6 +157,7 @@ async function main(): Promise<void> {
         }
         if (pid) waitPerS.set(t.name, ((runQueueWaitMs(pid) - waited0) / (performance.now() - started)) * 1000);
         if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics)));
+        if (t.name === "gw-paused") usageWorker.kill("SIGCONT");
         out.set(t.name, r);
       }
       const base = out.get("sim")!;
@@ -184,6 +197,7 @@ async function main(): Promise<void> {
     process.stdout.write(JSON.stringify(rows) + "\n");
     await Promise.all([...pools.values()].map((pool) => pool.close()));
   } finally {
+    usageWorker?.kill("SIGCONT"); // never left stopped by a run that failed
     await ownGateway?.stop();
     await p.stop();
     await bare?.stop();

@@ -5,18 +5,21 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
 import { loadConfig } from "../../common/config.ts";
+import pg from "pg";
 import { closePrisma, prisma, type PrismaClient } from "../../common/db.ts";
 import { migrate } from "../../common/migrate.ts";
 import type { UsageEvent } from "../../common/usage-event.ts";
 import { writeUsageBatch } from "../../workers/usage-ledger.ts";
 
 let db: PrismaClient;
+let pool: pg.Pool;
 before(async () => {
   const url = loadConfig().databaseUrl;
   await migrate(url);
   db = prisma(url);
+  pool = new pg.Pool({ connectionString: url, max: 2 });
 });
-after(() => closePrisma());
+after(() => Promise.all([closePrisma(), pool.end()]));
 
 const event = (over: Partial<UsageEvent> = {}): UsageEvent => ({
   id: randomUUID(),
@@ -40,12 +43,16 @@ const event = (over: Partial<UsageEvent> = {}): UsageEvent => ({
 test("every field is written as sent, nulls included, whatever the session's time zone", async () => {
   const full = event();
   const bare = event({ keyId: null, projectId: null, version: null, replicaId: null, ttftMs: null, costMicros: 0, status: 503 });
-  // One connection for both statements (the pool would not promise that outside a transaction).
-  const written = await db.$transaction(async (tx) => {
-    await tx.$executeRawUnsafe("SET LOCAL TIME ZONE 'America/New_York'");
-    assert.equal(((await tx.$queryRawUnsafe("SHOW TIME ZONE")) as { TimeZone: string }[])[0]!.TimeZone, "America/New_York");
-    return writeUsageBatch(tx, [full, bare]);
-  });
+  // One connection for both statements, its session in another time zone; read back through Prisma.
+  const conn = await pool.connect();
+  let written: number;
+  try {
+    await conn.query("SET TIME ZONE 'America/New_York'");
+    assert.equal((await conn.query<{ TimeZone: string }>("SHOW TIME ZONE")).rows[0]!.TimeZone, "America/New_York");
+    written = await writeUsageBatch(conn, [full, bare]);
+  } finally {
+    conn.release(true); // not back to the pool with its time zone
+  }
   assert.equal(written, 2);
   for (const e of [full, bare]) {
     const row = await db.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
@@ -55,9 +62,9 @@ test("every field is written as sent, nulls included, whatever the session's tim
 
 test("a batch written again adds nothing; a half-new batch counts only the new", async () => {
   const batch = [event(), event(), event()];
-  assert.equal(await writeUsageBatch(db, batch), 3);
-  assert.equal(await writeUsageBatch(db, batch), 0);
-  assert.equal(await writeUsageBatch(db, [...batch.slice(1), event()]), 1);
+  assert.equal(await writeUsageBatch(pool, batch), 3);
+  assert.equal(await writeUsageBatch(pool, batch), 0);
+  assert.equal(await writeUsageBatch(pool, [...batch.slice(1), event()]), 1);
   assert.equal(await db.usageEvent.count({ where: { id: { in: batch.map((e) => e.id) } } }), 3);
-  assert.equal(await writeUsageBatch(db, []), 0);
+  assert.equal(await writeUsageBatch(pool, []), 0);
 });
