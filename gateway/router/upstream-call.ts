@@ -9,6 +9,9 @@ import type { Dispatcher } from "undici";
 
 type Settle = { resolve: () => void; reject: (err: Error) => void };
 
+/** How much of a failed attempt's answer is read and dropped to keep its connection; past it the connection goes. */
+export const DUMP_LIMIT_BYTES = 128 * 1024;
+
 export class UpstreamCall implements Dispatcher.DispatchHandler {
   statusCode = 0;
   headers: IncomingHttpHeaders = {};
@@ -42,9 +45,16 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     return b.toString("utf8");
   }
 
-  /** Reads the body to its end and drops it (a failed attempt's answer), so the connection is kept. */
+  /**
+   * Reads the body to its end and drops it (a failed attempt's answer), so the connection is kept;
+   * one longer than DUMP_LIMIT_BYTES (or endless) is cut off with its connection instead of holding up the retry.
+   */
   dump(): Promise<void> {
-    return this.body(() => undefined, null).catch(() => undefined);
+    let left = DUMP_LIMIT_BYTES;
+    return this.body((chunk) => {
+      left -= chunk.length;
+      if (left < 0) throw new Error("a failed answer too long to read to its end");
+    }, null).catch(() => undefined);
   }
 
   /**

@@ -1,12 +1,12 @@
 // UpstreamCall against a real HTTP server over an undici pool: whole bodies, text split mid-character,
-// a slow reader pausing the engine, and aborts before and after the answer's head.
+// a slow reader pausing the engine, aborts before and after the answer's head, and failed answers dropped (an endless one cut off).
 import assert from "node:assert/strict";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { Writable } from "node:stream";
 import { after, before, test } from "node:test";
 import { Pool } from "undici";
-import { UpstreamCall } from "../../gateway/router/upstream-call.ts";
+import { DUMP_LIMIT_BYTES, UpstreamCall } from "../../gateway/router/upstream-call.ts";
 
 let server: http.Server;
 let pool: Pool;
@@ -14,6 +14,8 @@ let pool: Pool;
 let bigWritten = 0;
 const BIG_CHUNK = Buffer.alloc(64 * 1024, "x");
 const BIG_TOTAL = 16 * 1024 * 1024;
+/** Whether the server saw /endless-error's connection closed. */
+let endlessClosed = false;
 
 before(async () => {
   server = http.createServer((req, res) => {
@@ -33,6 +35,14 @@ before(async () => {
         res.end();
       };
       pump();
+    } else if (req.url === "/endless-error") {
+      // A failed answer that never ends: the reader must give up on it, not wait for its end.
+      res.writeHead(502, { "content-type": "text/plain" });
+      const timer = setInterval(() => res.write(BIG_CHUNK), 5);
+      res.on("close", () => {
+        clearInterval(timer);
+        endlessClosed = true;
+      });
     } else if (req.url === "/slow") {
       setTimeout(() => res.end("late"), 2_000);
     } else {
@@ -138,4 +148,25 @@ test("a throw from the reader on a chunk that arrives later ends the call with t
     /bad late chunk/,
   );
   assert.deepEqual(seen, ["caf", "\u00e9!"]);
+});
+
+test("dump reads a short failed answer to its end and keeps the connection", async () => {
+  const up = call("/other");
+  await up.head;
+  await up.dump();
+  const again = call("/other");
+  await again.head;
+  assert.equal(again.statusCode, 503);
+  assert.match(await again.text(), /busy/);
+});
+
+test("dump gives up on a failed answer longer than its limit, closing that connection", { timeout: 10_000 }, async () => {
+  assert.ok(BIG_CHUNK.length * 3 > DUMP_LIMIT_BYTES);
+  const up = call("/endless-error");
+  await up.head;
+  assert.equal(up.statusCode, 502);
+  await up.dump(); // without the limit this never settles: the answer has no end
+  const deadline = Date.now() + 5_000;
+  while (!endlessClosed && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+  assert.ok(endlessClosed, "the server saw the connection closed");
 });
