@@ -101,7 +101,8 @@ export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints
       }
       admitted = true;
     }
-    return await forward(res, group ? byWeight(group.endpoints, group.weights) : endpoints, p, hints, client);
+    // `endpoints`, not the group's: for a LoRA adapter they are the base's own replicas only.
+    return await forward(res, group ? byWeight(endpoints, group.weights) : endpoints, p, hints, client);
   } finally {
     if (admitted) group!.admission.release(band);
     res.off("close", client.onClose);

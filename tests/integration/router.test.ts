@@ -1,9 +1,13 @@
 // The router against real sim engines over loopback: admission by band (503 and 504 with
-// Retry-After, interactive before bulk), the breaker taking a dead replica out, and the scrape
-// filling in each replica's load. A small express app calls proxy() as the client API does, so
-// these tests need no database, Redis or Temporal.
+// Retry-After, interactive before bulk), the breaker taking a dead replica out, the scrape
+// filling in each replica's load, and a LoRA adapter kept off its base's outside provider. A
+// small express app calls proxy() as the client API does, so these tests need no database, Redis
+// or Temporal.
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import http from "node:http";
+import os from "node:os";
+import path from "node:path";
 import type { AddressInfo } from "node:net";
 import { after, describe, it } from "node:test";
 import express from "express";
@@ -13,6 +17,7 @@ import { ApiError, sendOpenAIError } from "../../gateway/client-api/errors.ts";
 import { DEFAULT_BANDS, type Band, type BandPolicy } from "../../gateway/router/admission.ts";
 import { proxy } from "../../gateway/router/proxy.ts";
 import { Registry } from "../../gateway/router/registry.ts";
+import { startOutsideProvider } from "../helpers/outside-provider.ts";
 
 const MODEL = "router-sim";
 
@@ -23,18 +28,25 @@ interface Gateway {
 }
 
 /** Sims with the given settings, and a gateway routing MODEL over them (plus any dead URLs). */
-async function start(sims: Partial<SimSettingsInput>[], opts: { bands?: Record<Band, BandPolicy>; slots?: number; dead?: string[] } = {}): Promise<Gateway> {
+async function start(
+  sims: Partial<SimSettingsInput>[],
+  opts: { bands?: Record<Band, BandPolicy>; slots?: number; dead?: string[]; providers?: object[]; adapter?: string } = {},
+): Promise<Gateway> {
   const engines: SimHandle[] = [];
   for (const s of sims) engines.push(await startSim({ port: 0, host: "127.0.0.1", model: MODEL, ...s }));
   const urls = [...engines.map((e) => `http://127.0.0.1:${e.port}`), ...(opts.dead ?? [])];
   const rows = urls.map((url, i) => ({ id: `r${i}`, modelName: MODEL, version: { version: "1" }, nodeId: "n", url }));
-  const db = { replica: { findMany: async () => rows }, model: { findMany: async () => [{ name: MODEL }] } } as unknown as PrismaClient;
+  const db = {
+    replica: { findMany: async () => rows },
+    model: { findMany: async () => [{ name: MODEL, providers: opts.providers ?? null }] },
+    modelAdapter: { findMany: async () => (opts.adapter ? [{ name: opts.adapter, modelName: MODEL, createdAt: new Date() }] : []) },
+  } as unknown as PrismaClient;
   const registry = new Registry(db, { replicaSlots: opts.slots ?? 1, bands: opts.bands, scrapeEveryMs: 60_000 });
   await registry.start();
   const app = express();
   app.use(express.json());
   app.post("/v1/chat/completions", (req, res) => {
-    proxy(req, res, registry.endpoints(MODEL), {
+    proxy(req, res, registry.endpoints((req.body as { model: string }).model), {
       path: "/v1/chat/completions",
       body: req.body as Record<string, unknown>,
       stream: false,
@@ -58,11 +70,11 @@ async function start(sims: Partial<SimSettingsInput>[], opts: { bands?: Record<B
   };
 }
 
-function chat(g: Gateway, band: Band, maxTokens: number, extra: Record<string, string> = {}): Promise<Response> {
+function chat(g: Gateway, band: Band, maxTokens: number, extra: Record<string, string> = {}, model = MODEL): Promise<Response> {
   return fetch(`${g.url}/v1/chat/completions`, {
     method: "POST",
     headers: { "content-type": "application/json", "x-test-band": band, ...extra },
-    body: JSON.stringify({ model: MODEL, messages: [{ role: "user", content: "hi" }], max_tokens: maxTokens }),
+    body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: maxTokens }),
   });
 }
 
@@ -153,5 +165,34 @@ describe("replica health", () => {
     assert.ok(e.ttft.get(Date.now()) > 0);
     const bad = await chat(g, "interactive", 2, { "x-llmgw-profile": "fastest" });
     assert.equal(bad.status, 400);
+  });
+});
+
+describe("a LoRA adapter of a model that also has an outside provider", () => {
+  it("goes to the base's own replicas only; the base itself may go outside", async () => {
+    const upstream = await startOutsideProvider({ model: "gpt-outside" });
+    const dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-router-"));
+    const keysFile = path.join(dir, "acme.keys");
+    fs.writeFileSync(keysFile, "sk-router-test 1000\n", { mode: 0o600 });
+    const adapter = `${MODEL}-lora`;
+    // The provider's key weighs a thousand times the replica, so the base goes outside nearly always.
+    const g = await start([{}], { slots: 64, adapter, providers: [{ name: "acme", base_url: upstream.baseUrl, model: "gpt-outside", keys_file: keysFile }] });
+    gateways.push(g);
+    try {
+      assert.ok(g.registry.endpoints(MODEL).some((e) => e.outside !== null), "the base has its outside provider");
+      for (let i = 0; i < 20; i++) {
+        const r = await chat(g, "interactive", 2, { "x-llmgw-profile": "batch" }, adapter);
+        assert.equal(r.status, 200);
+        assert.equal(r.headers.get("x-llmgw-replica"), "r0");
+        await r.body?.cancel();
+      }
+      assert.equal(upstream.models.length, 0, "the outside provider was never asked for the adapter");
+      const base = await chat(g, "interactive", 2, { "x-llmgw-profile": "batch" });
+      assert.equal(base.status, 200);
+      await base.body?.cancel();
+    } finally {
+      await upstream.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
   });
 });
