@@ -1,6 +1,7 @@
 // llmgw <command>: one executable for every process and the operator's CLI.
 import { config } from "./common/config.ts";
 import { log, setLogProcess } from "./common/logging.ts";
+import { setNice } from "./common/nice.ts";
 
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
@@ -74,6 +75,8 @@ async function main(argv: string[]): Promise<number | null> {
         });
       }
       if (which !== "temporal") {
+        // Alone in its process, the usage worker yields the CPU to the hot path (a Temporal worker beside it would too).
+        if (which === "usage") setNice(config().LLMGW_USAGE_WORKER_NICE);
         const { runUsageWorker } = await import("./workers/usage.ts");
         const u = await runUsageWorker(metrics);
         stops.push(() => u.shutdown());

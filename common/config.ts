@@ -45,6 +45,12 @@ const schema = z.object({
   LLMGW_IDLE_AFTER_MS: z.coerce.number().int().positive().default(900_000),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
+  /**
+   * The usage worker's CPU priority (nice, when it runs alone: `worker usage`). Its ledger writes
+   * are deferred work: where it shares cores with a gateway, its bursts otherwise hold up requests
+   * (docs/benchmarks.md, stop 16). Lowering needs no privilege; below 0 needs root.
+   */
+  LLMGW_USAGE_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(10),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
   /** The unprivileged user engines run as (the agent must then run as root); unset: the agent's own. */
   LLMGW_ENGINE_USER: z.string().optional(),
