@@ -4,6 +4,8 @@
 // are forgotten after PREFIX_CACHE_TTL_MS, or oldest first beyond PREFIX_CACHE_ENTRIES (eviction).
 // Counted as vLLM does, in prompt tokens: queries (every prompt token looked up) and hits (tokens
 // found cached).
+import { promptStartHash } from "../../common/prompt-start-hash.ts";
+
 export const PREFIX_CACHE_CHARS = 256;
 export const PREFIX_CACHE_TTL_MS = 10 * 60_000;
 export const PREFIX_CACHE_ENTRIES = 10_000;
@@ -38,24 +40,6 @@ export interface PromptPrefix {
 
 /** The prefix of a chat request's messages (string or text-part contents, in order) or of a completion's first prompt. */
 export function promptPrefix(body: Record<string, unknown>, promptTokens: number): PromptPrefix {
-  const h = { hash: 0x811c9dc5, left: PREFIX_CACHE_CHARS };
-  if (Array.isArray(body.messages)) {
-    for (const m of body.messages as { content?: unknown }[]) {
-      if (h.left <= 0) break;
-      if (typeof m.content === "string") feed(h, m.content);
-      else if (Array.isArray(m.content)) for (const part of m.content as { text?: unknown }[]) feed(h, part?.text);
-    }
-  } else if (typeof body.prompt === "string") feed(h, body.prompt);
-  else if (Array.isArray(body.prompt) && typeof body.prompt[0] === "string") feed(h, body.prompt[0]);
-  const full = h.left <= 0;
-  return { hash: full ? h.hash >>> 0 || 1 : 0, tokens: full ? Math.ceil(PREFIX_CACHE_CHARS / 4) : 0, promptTokens };
-}
-
-function feed(h: { hash: number; left: number }, s: unknown): void {
-  if (typeof s !== "string") return;
-  const n = Math.min(s.length, h.left);
-  let x = h.hash;
-  for (let i = 0; i < n; i++) x = Math.imul(x ^ s.charCodeAt(i), 0x01000193);
-  h.hash = x;
-  h.left -= n;
+  const hash = promptStartHash(body, PREFIX_CACHE_CHARS, true);
+  return { hash, tokens: hash === 0 ? 0 : Math.ceil(PREFIX_CACHE_CHARS / 4), promptTokens };
 }

@@ -1,5 +1,7 @@
 // Where a session, or a prompt beginning, was last served: sending it there again finds its KV
 // cache (prefix caching) warm. Bounded maps, oldest forgotten first.
+import { promptStartHash } from "../../common/prompt-start-hash.ts";
+
 export const PREFIX_CHARS = 256;
 const MAX_ENTRIES = 50_000;
 
@@ -30,27 +32,7 @@ function remember<K>(m: Map<K, string>, k: K, v: string, max: number): void {
   if (m.size > max) m.delete(m.keys().next().value as K);
 }
 
-/** FNV-1a over the first PREFIX_CHARS characters of the prompt's text; 0 when there is none. */
+/** The affinity key of a request's prompt: its first PREFIX_CHARS characters' hash, 0 when it has no text. */
 export function prefixHash(body: Record<string, unknown>): number {
-  const h = { hash: 0x811c9dc5, left: PREFIX_CHARS };
-  const messages = body.messages;
-  if (Array.isArray(messages)) {
-    for (const m of messages) {
-      if (h.left <= 0) break;
-      const content = (m as { content?: unknown }).content;
-      if (typeof content === "string") feed(h, content);
-      else if (Array.isArray(content)) for (const part of content) feed(h, (part as { text?: unknown }).text);
-    }
-  } else if (typeof body.prompt === "string") feed(h, body.prompt);
-  else if (Array.isArray(body.prompt) && typeof body.prompt[0] === "string") feed(h, body.prompt[0]);
-  return h.left === PREFIX_CHARS ? 0 : h.hash >>> 0 || 1;
-}
-
-function feed(h: { hash: number; left: number }, s: unknown): void {
-  if (typeof s !== "string") return;
-  const n = Math.min(s.length, h.left);
-  let x = h.hash;
-  for (let i = 0; i < n; i++) x = Math.imul(x ^ s.charCodeAt(i), 0x01000193);
-  h.hash = x;
-  h.left -= n;
+  return promptStartHash(body, PREFIX_CHARS, false);
 }
