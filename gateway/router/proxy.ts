@@ -102,7 +102,7 @@ export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints
       admitted = true;
     }
     // `endpoints`, not the group's: for a LoRA adapter they are the base's own replicas only.
-    return await forward(res, group ? byWeight(endpoints, group.weights) : endpoints, p, hints, client);
+    return await forward(res, byWeight(endpoints, group?.weights ?? null), p, hints, client);
   } finally {
     if (admitted) group!.admission.release(band);
     res.off("close", client.onClose);

@@ -4,7 +4,6 @@
 // PostgreSQL is stopped on a throwaway cluster of this test's own, never the shared server.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import { after, before, describe, it } from "node:test";
@@ -182,9 +181,8 @@ describe("every request lands in the ledger exactly once", () => {
   }
 
   it("the usage worker runs at its lower CPU priority (LLMGW_USAGE_WORKER_NICE, 10); the Temporal worker at ours", () => {
-    const nice = (pid: number) => Number(fs.readFileSync(`/proc/${pid}/stat`, "utf8").split(") ")[1]!.split(" ")[16]);
-    assert.equal(nice(p.children.get("worker-usage")!.proc.pid!), 10);
-    assert.equal(nice(p.children.get("worker-temporal")!.proc.pid!), os.getPriority());
+    assert.equal(os.getPriority(p.children.get("worker-usage")!.proc.pid!), 10);
+    assert.equal(os.getPriority(p.children.get("worker-temporal")!.proc.pid!), os.getPriority());
   });
 
   it("with PostgreSQL stopped for a minute under load, the gateway serves on and the ledger gets all N once", async () => {

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, test } from "node:test";
-import { loadConfig } from "../../common/config.ts";
 import pg from "pg";
+import { loadConfig } from "../../common/config.ts";
 import { closePrisma, prisma, type PrismaClient } from "../../common/db.ts";
 import { migrate } from "../../common/migrate.ts";
 import type { UsageEvent } from "../../common/usage-event.ts";
