@@ -144,7 +144,7 @@ export class GatewayMetrics {
     }
   }
 
-  /** A model's labelled series, found once: prom-client hashes the labels on every unlabelled call. */
+  /** A model's labelled series, made once: labels() builds a new child each call (prom-client still checks and hashes the labels on each observe). */
   private seriesOf(model: string): ModelSeries {
     let m = this.modelSeries.get(model);
     if (!m) {
