@@ -75,7 +75,7 @@ async function main(argv: string[]): Promise<number | null> {
         });
       }
       if (which !== "temporal") {
-        // Alone in its process, the usage worker yields the CPU to the hot path (a Temporal worker beside it would too).
+        // Alone in its process, the usage worker yields the CPU to the hot path (not beside a Temporal worker, which would yield too).
         if (which === "usage") setNice(config().LLMGW_USAGE_WORKER_NICE);
         const { runUsageWorker } = await import("./workers/usage.ts");
         const u = await runUsageWorker(metrics);
