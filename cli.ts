@@ -2,6 +2,7 @@
 import { config } from "./common/config.ts";
 import { log, setLogProcess } from "./common/logging.ts";
 import { setNice } from "./common/nice.ts";
+import { tuneGatewayHeap } from "./gateway/heap-tuning.ts";
 
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
@@ -44,6 +45,7 @@ async function main(argv: string[]): Promise<number | null> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
     case "gateway": {
+      tuneGatewayHeap(config().LLMGW_GATEWAY_PRETENURING);
       setLogProcess("gateway");
       await migrateStore();
       const { startGateway } = await import("./gateway/server.ts");
