@@ -53,6 +53,8 @@ const schema = z.object({
   LLMGW_USAGE_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(10),
   /** "1" keeps V8's allocation-site pretenuring in the gateway process; "0" turns it off (gateway/heap-tuning.ts). */
   LLMGW_GATEWAY_PRETENURING: z.enum(["0", "1"]).default("0"),
+  /** The gateway's old generation may grow to (1 + this/100) × what a full GC left; 0: V8 picks (gateway/heap-tuning.ts). */
+  LLMGW_GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(100),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
   /** The unprivileged user engines run as (the agent must then run as root); unset: the agent's own. */
   LLMGW_ENGINE_USER: z.string().optional(),

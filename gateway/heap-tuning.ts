@@ -1,4 +1,4 @@
-// V8 settings for the gateway process, set before it loads anything else.
+// V8 settings for the gateway process, set before it loads anything else (docs/benchmarks.md, stop 18).
 //
 // Pretenuring: once most objects from one allocation site outlive a scavenge, V8 allocates that
 // site's objects straight in the old generation. On the gateway's hot path that backfires. A request's
@@ -6,9 +6,22 @@
 // objects it points to (the scavenger takes every old-to-young pointer as live). So more survives each
 // scavenge, more sites look long-lived, and more are pretenured. With it off, what survives a scavenge
 // under load fell from 9–10 % to about 4 % of what was allocated, and the median scavenge from 2.6 to
-// 1.7 ms (docs/benchmarks.md, stop 18).
+// 1.8 ms.
+//
+// Heap growth: after a full GC V8 lets the old generation grow by a factor it picks from how fast it
+// marks against how fast the program promotes. The gateway promotes little, so V8 picked about 1.1 and
+// ran a full GC (a 3–8 ms pause, and marking threads taking CPU from the rest) every 1–2 s under
+// load. At 2× it runs one about every 45 s at 1000 req/s, for a heap of up to twice what is live.
 import { setFlagsFromString } from "node:v8";
 
-export function tuneGatewayHeap(pretenuring: "0" | "1"): void {
-  if (pretenuring === "0") setFlagsFromString("--no-allocation-site-pretenuring");
+export interface HeapTuning {
+  /** "1" keeps V8's allocation-site pretenuring. */
+  pretenuring: "0" | "1";
+  /** The old generation may grow to (1 + this/100) × what a full GC left; 0 leaves V8's own factor. */
+  growingPercent: number;
+}
+
+export function tuneGatewayHeap(t: HeapTuning): void {
+  if (t.pretenuring === "0") setFlagsFromString("--no-allocation-site-pretenuring");
+  if (t.growingPercent > 0) setFlagsFromString(`--heap-growing-percent=${t.growingPercent}`);
 }
