@@ -11,7 +11,7 @@
 // Heap growth: after a full GC V8 lets the old generation grow by a factor it picks from how fast it
 // marks against how fast the program promotes. The gateway promotes little, so V8 picked about 1.1 and
 // ran a full GC (a 3–8 ms pause, and marking threads taking CPU from the rest) every 1–2 s under
-// load. At 2× it runs one about every 45 s at 1000 req/s, for a heap of up to twice what is live.
+// load. At 2× it runs one about every 40 s at 1000 req/s, for a heap of up to twice what is live.
 import { setFlagsFromString } from "node:v8";
 
 export interface HeapTuning {
