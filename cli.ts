@@ -45,7 +45,7 @@ async function main(argv: string[]): Promise<number | null> {
   const [cmd, ...rest] = argv;
   switch (cmd) {
     case "gateway": {
-      tuneGatewayHeap({ pretenuring: config().LLMGW_GATEWAY_PRETENURING, growingPercent: config().LLMGW_GATEWAY_HEAP_GROWING_PERCENT });
+      tuneGatewayHeap(config());
       setLogProcess("gateway");
       await migrateStore();
       const { startGateway } = await import("./gateway/server.ts");

@@ -40,7 +40,7 @@ const decisions = (trace: string): number => trace.split("\n").filter((l) => l.i
 const factors = (trace: string): number[] => [...trace.matchAll(/\[HeapController\] Limit: .*\((\d+\.\d+)\)/g)].map((m) => Number(m[1]));
 
 test("the gateway's tuning: no pretenuring, and the old generation grows 2x between full GCs", () => {
-  const trace = traced({ pretenuring: "0", growingPercent: 100 });
+  const trace = traced({ LLMGW_GATEWAY_PRETENURING: "0", LLMGW_GATEWAY_HEAP_GROWING_PERCENT: 100 });
   assert.equal(decisions(trace), 0);
   const f = factors(trace);
   assert.ok(f.length > 0, "no heap limit in the trace");
@@ -48,7 +48,7 @@ test("the gateway's tuning: no pretenuring, and the old generation grows 2x betw
 });
 
 test("other settings are honoured: pretenuring kept, another growth factor", () => {
-  const trace = traced({ pretenuring: "1", growingPercent: 50 });
+  const trace = traced({ LLMGW_GATEWAY_PRETENURING: "1", LLMGW_GATEWAY_HEAP_GROWING_PERCENT: 50 });
   assert.ok(decisions(trace) > 0);
   assert.deepEqual([...new Set(factors(trace))], [1.5]);
 });
