@@ -1,6 +1,6 @@
 // Secrets made at first start and kept in 0600 files under the data directory: the admin token
 // and the cluster token. An environment variable of the same purpose wins over the file.
-import { randomBytes, createHash } from "node:crypto";
+import { hash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 
@@ -22,8 +22,10 @@ export function readOrCreateSecret(dataDir: string, name: string, fromEnv?: stri
   }
 }
 
+// One-shot `hash`, not `createHash`: a Hash object carries a weak global handle that each scavenge
+// must process after it dies, and the gateway hashes a key on every request.
 export function sha256Hex(s: string): string {
-  return createHash("sha256").update(s).digest("hex");
+  return hash("sha256", s, "hex");
 }
 
 export const API_KEY_PREFIX = "sk-llmgw-";
