@@ -1,7 +1,7 @@
 // What the gateway adds to a request (not part of the test suite):
 //   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
 //     [--target URL --key K --model M] [--cpu-prof DIR] [--bare] [--no-limits] [--repeat N]
-//     [--gateway-node-flags=FLAGS] [--gateway-nice=N] [--ledger-paused]
+//     [--gateway-node-flags=FLAGS] [--gateway-nice=N] [--ledger-paused] [--bare-burn-us=N,...]
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
 // non-streamed chat load at fixed rates, open loop, straight at the sim, through the gateway
@@ -15,6 +15,10 @@
 // --gateway-nice=N runs it under `nice -n N`.
 // --bare adds a target "bare": a plain node http + undici forwarder to the sim (bare-proxy.ts),
 // the floor any node proxy pays on this machine; its CPU is printed like the gateway's.
+// --bare-burn-us=N,... adds a target "burnN" for each N: a bare forwarder that also spends N µs of
+// CPU on each request (half on the way in, half on the way out), allocating nothing. Side by side
+// they show what CPU per request alone costs at p99 here, apart from GC and batch work: the
+// gateway's CPU per request less the bare one's is the N to compare the gateway with.
 // --ledger-paused adds a target "gw-paused": the gateway again with the usage worker stopped meanwhile.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
@@ -52,19 +56,25 @@ const { values } = parseArgs({
     "gateway-node-flags": { type: "string" },
     /** Runs the gateway under `nice -n N` (a negative N needs root): the scheduler's priority for it. */
     "gateway-nice": { type: "string" },
+    /** Adds a target "burnN" per N: the bare forwarder spending N µs of CPU per request. */
+    "bare-burn-us": { type: "string" },
   },
 });
 const rates = values.rates.split(",").map(Number);
 const seconds = Math.min(Number(values.seconds), 10); // bounded: 10 s a step at most
 const repeat = Math.min(Number(values.repeat), 10);
+const burnsUs = values["bare-burn-us"]?.split(",").map(Number) ?? [];
 if (rates.some((r) => !(r > 0)) || !(seconds > 0) || !(repeat >= 1)) throw new Error("bad --rates, --seconds or --repeat");
+if (burnsUs.some((us) => !(us >= 0 && us <= 10_000))) throw new Error("bad --bare-burn-us: each 0 to 10000 µs");
 
 const gatewayLog = join(tmpdir(), "llmgw-bench-gateway.log");
 const fmt = (ms: number) => ms.toFixed(3).padStart(8);
 
 async function main(): Promise<void> {
   const sim = await startSimProcess("sim-chat");
-  const bare = values.bare ? await startBareProxy(sim.url) : null;
+  const bare = values.bare ? await startBareProxy(sim.url, 0) : null;
+  const burns: { name: string; proxy: BareProxy }[] = [];
+  for (const us of burnsUs) burns.push({ name: `burn${us}`, proxy: await startBareProxy(sim.url, us) });
   const p = await startPlatform({ processes: [] });
   let ownGateway: { pid: number; stop(): Promise<unknown> } | undefined;
   let usageWorker: ChildProcess | undefined;
@@ -112,6 +122,7 @@ async function main(): Promise<void> {
     ];
     if (values["ledger-paused"]) targets.push({ name: "gw-paused", url: p.clientUrl, key, model });
     if (bare) targets.push({ name: "bare", url: bare.url, model: "sim-chat" });
+    for (const b of burns) targets.push({ name: b.name, url: b.proxy.url, model: "sim-chat" });
     // The very engine the gateway forwards to, straight: shows the upstream is not what is slow.
     const shown = await p.admin<{ replicas: { url: string }[] }>("GET", `/models/${model}`);
     targets.push({ name: "replica", url: shown.replicas[0]!.url, model });
@@ -137,6 +148,7 @@ async function main(): Promise<void> {
       const waitPerS = new Map<string, number>();
       const pids = new Map<string, number>([["gateway", gatewayPid], ["gw-paused", gatewayPid]]);
       if (bare) pids.set("bare", bare.pid);
+      for (const b of burns) pids.set(b.name, b.proxy.pid);
       for (const t of targets) {
         const pid = pids.get(t.name);
         if (t.name === "gw-paused") usageWorker.kill("SIGSTOP");
@@ -201,12 +213,15 @@ async function main(): Promise<void> {
     await ownGateway?.stop();
     await p.stop();
     await bare?.stop();
+    for (const b of burns) await b.proxy.stop();
     await sim.stop();
   }
 }
 
-async function startBareProxy(upstream: string): Promise<{ pid: number; url: string; stop(): Promise<unknown> }> {
-  const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tests", "bench", "bare-proxy.ts"), upstream], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] });
+type BareProxy = { pid: number; url: string; stop(): Promise<unknown> };
+
+async function startBareProxy(upstream: string, burnUs: number): Promise<BareProxy> {
+  const proc = spawn(process.execPath, ["--import", "tsx", join(repoRoot, "tests", "bench", "bare-proxy.ts"), upstream, String(burnUs)], { cwd: repoRoot, stdio: ["ignore", "pipe", "inherit"] });
   const exited = new Promise((r) => proc.once("exit", r));
   const port = await new Promise<number>((resolve, reject) => {
     proc.once("exit", (code) => reject(new Error(`bare proxy exited with ${code}`)));
