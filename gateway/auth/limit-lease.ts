@@ -12,6 +12,8 @@ export const LEASE_MS = 1_000;
 const LEASE_SHARE = 1 / 50;
 /** ...and at most this many requests. */
 export const MAX_LEASE = 256;
+/** Leases of at least this many requests are renewed ahead, before they run out. */
+const RENEW_AHEAD_FROM = 16;
 
 /** How many requests to reserve at once for these limits: 1 for any limit under 100. */
 export function leaseSize(limits: ScopeLimits[]): number {
@@ -32,6 +34,7 @@ export class Lease {
   private retired = false;
   private readonly slotted: boolean;
   private readonly counted: boolean;
+  private readonly granted: number;
 
   constructor(
     readonly id: string,
@@ -46,8 +49,26 @@ export class Lease {
   ) {
     this.slotted = limits.some((l) => l.concurrent !== null);
     this.counted = limits.some((l) => l.rpm !== null);
+    this.granted = granted;
     this.requests = granted - 1; // the first is the request that asked
     if (this.slotted) for (let n = granted; n >= 2; n--) this.free.push(`${id}:${n}`);
+  }
+
+  /** Nobody asked with this lease (it was taken ahead): its first request and slot are free too. */
+  unclaimed(): void {
+    this.requests++;
+    if (this.slotted) this.free.push(`${this.id}:1`);
+  }
+
+  /**
+   * Whether to take the next lease now, while this one still admits: a quarter or less of its
+   * requests, slots or time left. Only a lease of RENEW_AHEAD_FROM or more: a small limit's leases
+   * are held to what it needs, as exact as a round trip per request.
+   */
+  runningLow(now: number): boolean {
+    if (this.granted < RENEW_AHEAD_FROM) return false;
+    const quarter = this.granted / 4;
+    return (this.counted && this.requests <= quarter) || (this.slotted && this.free.length <= quarter) || this.until - now <= LEASE_MS / 4;
   }
 
   /** The slot of the request that asked for this lease (null when no scope limits concurrency). */

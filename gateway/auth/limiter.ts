@@ -106,7 +106,10 @@ export class Limiter {
       const now = Date.now();
       const lease = this.leases.get(k);
       const got = lease?.signature === signature ? lease.take(now, bucketOf(now)) : null;
-      if (got) return this.admitted(k, all, lease!, got.slot);
+      if (got) {
+        if (lease!.runningLow(now) && !this.asking.has(k)) this.renewAhead(k, limits, signature, leaseSize(limits));
+        return this.admitted(k, all, lease!, got.slot);
+      }
       // Another request is asking Redis for a lease of several: wait for it rather than ask too.
       const asking = this.asking.get(k);
       if (!asking || asking.want === 1) break;
@@ -145,34 +148,15 @@ export class Limiter {
     const old = this.leases.get(k);
     if (old) this.retire(k, old);
     this.leases.delete(k);
-    // This key's settlements go first in the same round trip, so the admission sees them.
-    const pend = this.pending.get(k);
-    this.pending.delete(k);
     const id = randomUUID();
     const prefixes = limits.map(prefixOf);
     const now = Date.now();
     const month = monthOf(now);
-    this.roundTrips.inc();
     let r: (number | string)[];
-    // Set once the pending settlements are accounted for (sent, or counted here), so never twice.
-    let settledPend = !pend;
     try {
-      const pipe = this.redis.pipeline() as LimiterPipeline;
-      if (pend) for (const args of settleCalls(pend, now)) pipe.llmgwSettle(pend.prefixes.length, ...args);
-      const limitArgs = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1]);
-      pipe.llmgwAdmit(prefixes.length, ...prefixes, now, WINDOW_MS, id, SLOT_TTL_MS, month, want, ...limitArgs);
-      const results = (await pipe.exec()) ?? [];
-      if (pend && results.length > 1) {
-        const failed = results.slice(0, -1).find(([err]) => err);
-        if (failed) this.settleLocally(pend, failed[0]);
-        settledPend = true;
-      }
-      const [err, answer] = results[results.length - 1] ?? [new Error("no answer from Redis")];
-      if (err) throw err;
-      r = answer as (number | string)[];
+      r = await this.reserve(k, prefixes, limits, id, now, want);
     } catch (err) {
       this.fellBack("admit", err);
-      if (!settledPend) this.settleLocally(pend!, null);
       const refusal = this.local.admit(prefixes, limits, id, now, SLOT_TTL_MS, month);
       if (refusal) return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
       return {
@@ -187,6 +171,63 @@ export class Limiter {
       const refusal: Refusal = { index: Number(r[1]), reason: String(r[2]) as Refusal["reason"], retryMs: Number(r[3]) < 0 ? null : Number(r[3]) };
       return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
     }
+    const lease = this.install(k, id, signature, limits, now, r);
+    return this.admitted(k, all, lease, lease.firstSlot());
+  }
+
+  /**
+   * Takes the next lease while the current one still admits, so that no request waits on Redis for
+   * it. A refusal or an unreachable Redis changes nothing here: the request that finds the current
+   * lease spent asks for itself, and gets the exact answer.
+   */
+  private renewAhead(k: string, limits: ScopeLimits[], signature: string, want: number): void {
+    const id = randomUUID();
+    const now = Date.now();
+    const done = this.reserve(k, limits.map(prefixOf), limits, id, now, want).then(
+      (r) => {
+        if (r[0] === 1) this.install(k, id, signature, limits, now, r).unclaimed();
+      },
+      // Not a fallback yet: the request that finds the lease spent asks, and falls back itself.
+      (err: unknown) => log.debug("could not renew a limit lease ahead", { error: (err as Error).message }),
+    );
+    const entry = { want, done };
+    this.asking.set(k, entry);
+    void done.finally(() => this.asking.get(k) === entry && this.asking.delete(k));
+  }
+
+  /**
+   * One admission round trip: this key's settlements first (so the admission sees them), then the
+   * admit script. Throws when Redis did not answer the admission; the settlements it did not take
+   * are counted here by then.
+   */
+  private async reserve(k: string, prefixes: string[], limits: ScopeLimits[], id: string, now: number, want: number): Promise<(number | string)[]> {
+    const pend = this.pending.get(k);
+    this.pending.delete(k);
+    this.roundTrips.inc();
+    // Set once the pending settlements are accounted for (sent, or counted here), so never twice.
+    let settledPend = !pend;
+    try {
+      const pipe = this.redis.pipeline() as LimiterPipeline;
+      if (pend) for (const args of settleCalls(pend, now)) pipe.llmgwSettle(pend.prefixes.length, ...args);
+      const limitArgs = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1]);
+      pipe.llmgwAdmit(prefixes.length, ...prefixes, now, WINDOW_MS, id, SLOT_TTL_MS, monthOf(now), want, ...limitArgs);
+      const results = (await pipe.exec()) ?? [];
+      if (pend && results.length > 1) {
+        const failed = results.slice(0, -1).find(([err]) => err);
+        if (failed) this.settleLocally(pend, failed[0]);
+        settledPend = true;
+      }
+      const [err, answer] = results[results.length - 1] ?? [new Error("no answer from Redis")];
+      if (err) throw err;
+      return answer as (number | string)[];
+    } catch (err) {
+      if (!settledPend) this.settleLocally(pend!, null);
+      throw err;
+    }
+  }
+
+  /** Makes an admitted answer this key's lease; the lease it replaces gives back what it did not use. */
+  private install(k: string, id: string, signature: string, limits: ScopeLimits[], now: number, r: (number | string)[]): Lease {
     const views = r.slice(2).map(Number);
     const lease = new Lease(
       id,
@@ -202,7 +243,7 @@ export class Limiter {
     const raced = this.leases.get(k);
     if (raced) this.retire(k, raced);
     this.leases.set(k, lease);
-    return this.admitted(k, all, lease, lease.firstSlot());
+    return lease;
   }
 
   private admitted(k: string, all: string[], lease: Lease, slot: string | null): Admission {

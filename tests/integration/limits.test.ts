@@ -113,6 +113,33 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.ok(asked >= 4 && asked <= 10, `1000 admissions under a large limit asked Redis ${asked} times`);
   });
 
+  it("a large limit's next lease is taken before the current one runs out: no request waits on Redis after the first", async () => {
+    const key = keyInfo();
+    const l = new Limiter(conns[0]!, book([limits(key, "key", { rpm: 1_000_000, concurrent: 100_000 })]), new Registry()); // leases of 256
+    const started = Math.floor(Date.now() / 60_000);
+    let waited = 0;
+    const held = [];
+    for (let i = 0; i < 600; i++) {
+      // Admitted on a lease, it is answered within this turn; a round trip to Redis comes later.
+      const admission = l.admit(key);
+      const first = await Promise.race([admission.then(() => "lease"), new Promise((r) => setImmediate(r, "redis"))]);
+      if (first === "redis") waited++;
+      const got = await admission;
+      assert.equal(got.refused, null);
+      held.push(got);
+      await new Promise((r) => setTimeout(r, 1)); // requests arrive over time, as over sockets
+    }
+    assert.equal(waited, 1, "only the very first admission waited for a lease");
+    for (const h of held) h.release(nothing);
+    await l.close();
+    // What the leases reserved and did not use went back: Redis counts the 600 admitted, no more.
+    const prefix = `llmgw:lim:key:${key.id}`;
+    let counted = 0;
+    for (let b = started; b <= Math.floor(Date.now() / 60_000); b++) counted += Number((await conns[1]!.get(`${prefix}:rpm:${b}`)) ?? 0);
+    assert.equal(counted, 600);
+    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 0, "every slot freed");
+  });
+
   it("a lease's unused requests and free slots go back to Redis once it lapses", async () => {
     const key = keyInfo();
     const l = new Limiter(conns[0]!, book([limits(key, "key", { rpm: 1_000, concurrent: 500 })]), new Registry()); // leases of 10
