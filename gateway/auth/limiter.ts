@@ -1,7 +1,8 @@
 // Admission against rate limits, concurrency and monthly budgets at every level of tenancy, shared
 // by every gateway through Redis. A request that finds a live lease for its key is admitted here
 // with no round trip (gateway/auth/limit-lease.ts); otherwise one round trip (a Lua script) admits
-// it and takes a new lease, together with this key's unsent settlements. What requests used
+// it and takes a new lease, together with this key's unsent settlements. A large lease running low
+// is renewed in the background (renewAhead), so its key's requests do not wait on Redis. What requests used
 // (tokens, cost, freed slots, unused leases) is sent in the background every FLUSH_MS. If Redis
 // cannot answer, this process counts on its own (LocalLimits) and says so in a log line and a
 // metric: a Redis outage never fails a request.
