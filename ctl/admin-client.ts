@@ -4,7 +4,12 @@ import fs from "node:fs";
 import path from "node:path";
 import { config } from "../common/config.ts";
 
-export class CtlError extends Error {}
+export class CtlError extends Error {
+  /** The admin API's HTTP status; 0 when it could not be reached; undefined for ctl's own errors. */
+  constructor(message: string, readonly status?: number) {
+    super(message);
+  }
+}
 
 export interface AdminClient {
   request<T>(method: string, p: string, body?: unknown): Promise<T>;
@@ -46,11 +51,11 @@ export function adminClientFor(baseUrl: string, token: string): AdminClient {
         body: body === undefined ? undefined : JSON.stringify(body),
       });
     } catch (err) {
-      throw new CtlError(`cannot reach the admin API at ${base}: ${(err as Error).message}`);
+      throw new CtlError(`cannot reach the admin API at ${base}: ${(err as Error).message}`, 0);
     }
     const text = await res.text();
     const json = text ? (JSON.parse(text) as T & { error?: { message: string; field?: string | null } }) : ({} as T & { error?: undefined });
-    if (!res.ok) throw new CtlError(json.error ? json.error.message : `admin API answered HTTP ${res.status}`);
+    if (!res.ok) throw new CtlError(json.error ? json.error.message : `admin API answered HTTP ${res.status}`, res.status);
     return json;
   }
   return { request, get: (p) => request("GET", p), post: (p, b) => request("POST", p, b) };

@@ -1,6 +1,6 @@
 // ctl operation show ID [--follow]: progress of a long operation, shown until it ends.
 import { parseArgs } from "node:util";
-import { adminClient, CtlError } from "./admin-client.ts";
+import { adminClient, CtlError, type AdminClient } from "./admin-client.ts";
 import { printJson } from "./output.ts";
 
 export interface OperationView {
@@ -12,19 +12,40 @@ export interface OperationView {
 }
 
 const POLL_MS = 500;
+/** How long --wait rides out an admin API that cannot answer (a restarting gateway, a Temporal query
+ * timing out on a busy worker) before giving up: the operation itself goes on regardless. */
+const UNAVAILABLE_FOR_MS = 60_000;
 
 /** Polls until the operation ends, printing each change of progress to stderr. */
-export async function followOperation(id: string, opts: { quiet: boolean }): Promise<OperationView> {
-  const admin = adminClient();
+export async function followOperation(
+  id: string,
+  opts: { quiet: boolean; admin?: AdminClient; pollMs?: number; unavailableForMs?: number },
+): Promise<OperationView> {
+  const admin = opts.admin ?? adminClient();
+  const pollMs = opts.pollMs ?? POLL_MS;
   let last = "";
+  let failingSince: number | null = null;
   for (;;) {
-    const op = await admin.get<OperationView>(`/operations/${id}`);
+    let op: OperationView;
+    try {
+      op = await admin.get<OperationView>(`/operations/${id}`);
+      failingSince = null;
+    } catch (err) {
+      // Unreachable (0) or a server error: transient. A 4xx (unknown id, bad token) is not.
+      const status = err instanceof CtlError ? err.status : undefined;
+      if (status === undefined || (status !== 0 && status < 500)) throw err;
+      failingSince ??= Date.now();
+      if (Date.now() - failingSince >= (opts.unavailableForMs ?? UNAVAILABLE_FOR_MS)) throw err;
+      if (!opts.quiet) process.stderr.write(`  (no progress: ${(err as Error).message}; asking again)\n`);
+      await new Promise((r) => setTimeout(r, pollMs));
+      continue;
+    }
     const line = op.progress ? `${op.status.toLowerCase()} · ${op.progress.phase} · ${op.progress.ready}/${op.progress.wanted} ready ${op.progress.message ? "· " + op.progress.message : ""}` : op.status.toLowerCase();
     if (line !== last && !opts.quiet) process.stderr.write(`  ${line}\n`);
     last = line;
     if (op.status === "COMPLETED") return op;
     if (op.status !== "RUNNING" && op.status !== "QUEUED") throw new CtlError(`operation ${id} ${op.status.toLowerCase()}: ${op.error ?? "see " + op.uiUrl}`);
-    await new Promise((r) => setTimeout(r, POLL_MS));
+    await new Promise((r) => setTimeout(r, pollMs));
   }
 }
 

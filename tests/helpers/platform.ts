@@ -41,6 +41,8 @@ export interface Platform {
   enginePids(model: string, nodeId?: string): number[];
   /** A second node: another agent with its own id, port, data directory and engine ports. */
   addAgent(nodeId: string): Promise<Child>;
+  /** The last lines of every process's log, to put in a failure's message. */
+  logTails(): string;
   stop(): Promise<void>;
 }
 
@@ -150,8 +152,15 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
       };
       const child = startChild(`agent-${nodeId}`, ["agent"], { env: agentEnv, logDir });
       children.set(`agent-${nodeId}`, child);
-      await waitFor(`agent ${nodeId} to register`, async () => (await p.admin<{ data: { id: string }[] }>("GET", "/nodes")).data.some((n) => n.id === nodeId), 60_000);
+      await waitFor(`agent ${nodeId} to register`, async () => (await p.admin<{ data: { id: string }[] }>("GET", "/nodes")).data.some((n) => n.id === nodeId), 60_000).catch(
+        (err: Error) => {
+          throw new Error(`${err.message}\n${p.logTails()}`);
+        },
+      );
       return child;
+    },
+    logTails() {
+      return [...children.values()].map((c) => `--- ${c.name}\n${tail(c.logFile)}`).join("\n");
     },
     enginePids(model, nodeId) {
       const [lo, hi] = nodeId === undefined ? [engineBase, engineBase + 99] : nodeId === env.LLMGW_NODE_ID ? [engineBase, engineBase + 49] : [engineBase + 50, engineBase + 99];
@@ -191,7 +200,7 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
       await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
     }
   } catch (err) {
-    const logs = [...children.values()].map((c) => `--- ${c.name}\n${tail(c.logFile)}`).join("\n");
+    const logs = p.logTails();
     await p.stop();
     throw new Error(`${(err as Error).message}\n${logs}`);
   }

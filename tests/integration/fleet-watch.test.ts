@@ -24,7 +24,7 @@ describe("fleet watch, drain and lost nodes", () => {
     nodeA = p.env.LLMGW_NODE_ID!;
     await p.addAgent(nodeB);
     const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait"]);
-    assert.equal(served.code, 0, served.stderr);
+    assert.equal(served.code, 0, `${served.stderr}\n${p.logTails()}`);
   });
   after(async () => {
     await p?.stop();
