@@ -1,4 +1,5 @@
 // ctl operation show ID [--follow]: progress of a long operation, shown until it ends.
+import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { adminClient, CtlError, type AdminClient } from "./admin-client.ts";
 import { printJson } from "./output.ts";
@@ -37,7 +38,7 @@ export async function followOperation(
       failingSince ??= Date.now();
       if (Date.now() - failingSince >= (opts.unavailableForMs ?? UNAVAILABLE_FOR_MS)) throw err;
       if (!opts.quiet) process.stderr.write(`  (no progress: ${(err as Error).message}; asking again)\n`);
-      await new Promise((r) => setTimeout(r, pollMs));
+      await sleep(pollMs);
       continue;
     }
     const line = op.progress ? `${op.status.toLowerCase()} · ${op.progress.phase} · ${op.progress.ready}/${op.progress.wanted} ready ${op.progress.message ? "· " + op.progress.message : ""}` : op.status.toLowerCase();
@@ -45,7 +46,7 @@ export async function followOperation(
     last = line;
     if (op.status === "COMPLETED") return op;
     if (op.status !== "RUNNING" && op.status !== "QUEUED") throw new CtlError(`operation ${id} ${op.status.toLowerCase()}: ${op.error ?? "see " + op.uiUrl}`);
-    await new Promise((r) => setTimeout(r, pollMs));
+    await sleep(pollMs);
   }
 }
 

@@ -35,6 +35,8 @@ export class Lease {
   private readonly slotted: boolean;
   private readonly counted: boolean;
   private readonly granted: number;
+  /** Set once this lease has asked for its successor: one try, whatever Redis answers. */
+  private renewalAsked = false;
 
   constructor(
     readonly id: string,
@@ -61,14 +63,18 @@ export class Lease {
   }
 
   /**
-   * Whether to take the next lease now, while this one still admits: a quarter or less of its
-   * requests, slots or time left. Only a lease of RENEW_AHEAD_FROM or more: a small limit's leases
-   * are held to what it needs, as exact as a round trip per request.
+   * True once, when the next lease should be taken while this one still admits: a quarter or less
+   * of its requests, slots or time left. Once only, so a refused or failed renewal is not asked
+   * again by every request the rest of this lease admits (the request that finds it spent asks).
+   * Only a lease of RENEW_AHEAD_FROM or more: a small limit's leases are held to what it needs, as
+   * exact as a round trip per request.
    */
-  runningLow(now: number): boolean {
-    if (this.granted < RENEW_AHEAD_FROM) return false;
+  renewalDue(now: number): boolean {
+    if (this.renewalAsked || this.granted < RENEW_AHEAD_FROM) return false;
     const quarter = this.granted / 4;
-    return (this.counted && this.requests <= quarter) || (this.slotted && this.free.length <= quarter) || this.until - now <= LEASE_MS / 4;
+    const low = (this.counted && this.requests <= quarter) || (this.slotted && this.free.length <= quarter) || this.until - now <= LEASE_MS / 4;
+    if (low) this.renewalAsked = true;
+    return low;
   }
 
   /** The slot of the request that asked for this lease (null when no scope limits concurrency). */

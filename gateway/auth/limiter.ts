@@ -108,7 +108,7 @@ export class Limiter {
       const lease = this.leases.get(k);
       const got = lease?.signature === signature ? lease.take(now, bucketOf(now)) : null;
       if (got) {
-        if (lease!.runningLow(now) && !this.asking.has(k)) this.renewAhead(k, limits, signature, leaseSize(limits));
+        if (!this.asking.has(k) && lease!.renewalDue(now)) this.renewAhead(k, limits, signature, leaseSize(limits));
         return this.admitted(k, all, lease!, got.slot);
       }
       // Another request is asking Redis for a lease of several: wait for it rather than ask too.
