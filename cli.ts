@@ -2,7 +2,7 @@
 import { config } from "./common/config.ts";
 import { log, setLogProcess } from "./common/logging.ts";
 import { setNice } from "./common/nice.ts";
-import { tuneGatewayHeap } from "./gateway/heap-tuning.ts";
+import { missingGatewayNodeFlags, tuneGatewayHeap } from "./gateway/heap-tuning.ts";
 
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
@@ -47,6 +47,13 @@ async function main(argv: string[]): Promise<number | null> {
     case "gateway": {
       tuneGatewayHeap(config());
       setLogProcess("gateway");
+      const missing = missingGatewayNodeFlags(config());
+      if (missing.length) {
+        log.warn("the gateway was started without node flags it should have on this machine: start it as `node " + missing.join(" ") + " bin/llmgw.js gateway`", {
+          flags: missing,
+          setting: "LLMGW_GATEWAY_SINGLE_THREADED_GC",
+        });
+      }
       await migrateStore();
       const { startGateway } = await import("./gateway/server.ts");
       const gw = await startGateway();

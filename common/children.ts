@@ -4,6 +4,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
+import { gatewayNodeFlags } from "../gateway/heap-tuning.ts";
+import { loadConfig } from "./config.ts";
 
 export const LLMGW_BIN = fileURLToPath(new URL("../bin/llmgw.js", import.meta.url));
 
@@ -18,10 +20,15 @@ export function startChild(name: string, args: string[], opts: { env: NodeJS.Pro
   fs.mkdirSync(opts.logDir, { recursive: true });
   const logFile = path.join(opts.logDir, `${name}.log`);
   const fd = fs.openSync(logFile, "a", 0o600);
-  const proc = spawn(process.execPath, [LLMGW_BIN, ...args], { env: opts.env, stdio: ["ignore", fd, fd] });
+  const proc = spawn(process.execPath, [...nodeFlagsFor(args, opts.env), LLMGW_BIN, ...args], { env: opts.env, stdio: ["ignore", fd, fd] });
   fs.closeSync(fd);
   const exited = new Promise<number | null>((resolve) => proc.once("exit", (code) => resolve(code)));
   return { name, proc, logFile, exited };
+}
+
+/** Node's own flags for an llmgw command: the gateway's GC threads (gateway/heap-tuning.ts). */
+export function nodeFlagsFor(args: string[], env: NodeJS.ProcessEnv): string[] {
+  return args[0] === "gateway" ? gatewayNodeFlags(loadConfig(env)) : [];
 }
 
 export async function stopChild(c: Child, graceMs = 15_000): Promise<void> {

@@ -55,6 +55,11 @@ const schema = z.object({
   LLMGW_GATEWAY_PRETENURING: z.enum(["0", "1"]).default("0"),
   /** The gateway's old generation may grow to (1 + this/100) × what a full GC left; 0: V8 picks (gateway/heap-tuning.ts). */
   LLMGW_GATEWAY_HEAP_GROWING_PERCENT: z.coerce.number().int().min(0).max(1000).default(100),
+  /**
+   * "1" starts the gateway with V8's GC on its main thread alone (--single-threaded-gc), "0" with its
+   * helper threads; "auto" (default): alone on a machine of 2 CPUs or fewer (gateway/heap-tuning.ts).
+   */
+  LLMGW_GATEWAY_SINGLE_THREADED_GC: z.enum(["auto", "0", "1"]).default("auto"),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
   /** The unprivileged user engines run as (the agent must then run as root); unset: the agent's own. */
   LLMGW_ENGINE_USER: z.string().optional(),

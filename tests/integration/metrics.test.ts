@@ -7,6 +7,8 @@ import fs from "node:fs";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { waitFor } from "../../common/children.ts";
+import { loadConfig } from "../../common/config.ts";
+import { gatewayNodeFlags } from "../../gateway/heap-tuning.ts";
 import { freePort, startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 const PROMTOOL = spawnSync("promtool", ["--version"]).status === 0;
@@ -83,6 +85,14 @@ describe("metrics of the gateway, the workers and the agent", () => {
     for (const name of ["llmgw_request_duration_seconds_bucket", "llmgw_queue_wait_seconds", "llmgw_rate_limit_refusals_total", "llmgw_replica_inflight", "llmgw_replica_kv_cache_usage_ratio"]) {
       assert.ok(text.includes(name), name);
     }
+  });
+
+  it("the gateway runs with the GC threads its settings ask for on this machine, and does not warn of a missing flag", () => {
+    const gateway = p.children.get("gateway")!;
+    const argv = fs.readFileSync(`/proc/${gateway.proc.pid}/cmdline`, "utf8").split("\0");
+    const wanted = gatewayNodeFlags(loadConfig(p.env));
+    assert.equal(argv.includes("--single-threaded-gc"), wanted.includes("--single-threaded-gc"), argv.join(" "));
+    assert.doesNotMatch(fs.readFileSync(gateway.logFile, "utf8"), /started without node flags/);
   });
 
   it("the Temporal worker counts workflows by type and activities by duration", async () => {
