@@ -18,7 +18,7 @@
 // taken from the main thread or from the rest of the request's path, and a scavenge ends only when
 // its slowest helper has run. With the GC on the main thread alone the gateway's added p99 at 1000
 // req/s was lower in 7 of 8 same-hour comparisons (stops 14, 15 and 21). V8 cannot change this
-// in a running process (setting it at run time aborts in the next full GC), so whoever starts the
+// in a running process (set at run time, V8 aborted in its next GC), so whoever starts the
 // gateway puts the flag on node's command line: gatewayNodeFlags().
 import { availableParallelism } from "node:os";
 import { setFlagsFromString } from "node:v8";
