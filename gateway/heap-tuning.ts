@@ -27,7 +27,7 @@ import type { Config } from "../common/config.ts";
 export type HeapTuning = Pick<Config, "LLMGW_GATEWAY_PRETENURING" | "LLMGW_GATEWAY_HEAP_GROWING_PERCENT">;
 
 /** At most this many CPUs, "auto" runs the gateway's GC on its main thread alone. */
-export const SINGLE_THREADED_GC_MAX_CPUS = 2;
+const SINGLE_THREADED_GC_MAX_CPUS = 2;
 
 /** Node flags the gateway process is to be started with. */
 export function gatewayNodeFlags(c: Pick<Config, "LLMGW_GATEWAY_SINGLE_THREADED_GC">, cpus = availableParallelism()): string[] {

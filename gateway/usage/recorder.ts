@@ -16,8 +16,8 @@ const STUCK_WARN_MS = 5_000;
 const CLOSE_WAIT_MS = 5_000;
 /**
  * What of a batch is kept in Redis once the ledger holds it: the last hundred, for an hour, to look
- * at. Each holds its events (85 KB of JSON at 200, measured), which the ledger has too: keeping a
- * thousand held ~85 MB of Redis memory under steady load, written again at every snapshot and AOF rewrite.
+ * at. Each holds its events (85 KB of JSON at 200, measured), which the ledger has too: a thousand
+ * would be ~85 MB of Redis memory under steady load (worked out), rewritten at every snapshot and AOF rewrite.
  * A batch that failed is kept until someone looks (removeOnFail: false).
  */
 export const KEEP_WRITTEN_BATCHES = { count: 100, age: 3600 } as const;

@@ -82,15 +82,14 @@ async function main(): Promise<void> {
     // The gateway first (the agent registers with it). Under the profiler or with node flags of its
     // own it is our own child (node refuses --cpu-prof and most V8 flags in NODE_OPTIONS), stopped
     // before the platform so a profile is written.
-    // The flags the platform starts the gateway with first, so that flags given here override them.
     const nodeFlags = [
-      ...nodeFlagsFor(["gateway"], p.env),
       ...(values["cpu-prof"] ? ["--cpu-prof", `--cpu-prof-dir=${values["cpu-prof"]}`] : []),
       ...(values["gateway-node-flags"]?.split(/\s+/).filter(Boolean) ?? []),
     ];
     const nice = values["gateway-nice"];
-    if (nodeFlags.length > nodeFlagsFor(["gateway"], p.env).length || nice) {
-      const argv = [...nodeFlags, LLMGW_BIN, "gateway"];
+    if (nodeFlags.length || nice) {
+      // After the flags the platform starts the gateway with, so that those given here override them.
+      const argv = [...nodeFlagsFor(["gateway"], p.env), ...nodeFlags, LLMGW_BIN, "gateway"];
       // Its output (and what flags such as --trace-gc print) goes to a file named at the end.
       const out = fs.openSync(gatewayLog, "w");
       const [command, args] = nice ? ["nice", ["-n", nice, process.execPath, ...argv]] : [process.execPath, argv];
