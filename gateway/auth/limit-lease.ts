@@ -29,10 +29,11 @@ export const limitsSignature = (limits: ScopeLimits[]): string =>
 export class Lease {
   /** Reserved requests not yet admitted here. */
   private requests: number;
-  /** Slot ids held in Redis and free here. */
-  readonly free: string[] = [];
+  /** Slots this lease holds in Redis that no request here holds. */
+  private freeSlots: number;
   private retired = false;
-  private readonly slotted: boolean;
+  /** Some scope limits concurrency: each request admitted here holds one of the lease's slots. */
+  readonly slotted: boolean;
   private readonly counted: boolean;
   private readonly granted: number;
   /** Set once this lease has asked for its successor: one try, whatever Redis answers. */
@@ -53,13 +54,13 @@ export class Lease {
     this.counted = limits.some((l) => l.rpm !== null);
     this.granted = granted;
     this.requests = granted - 1; // the first is the request that asked
-    if (this.slotted) for (let n = granted; n >= 2; n--) this.free.push(`${id}:${n}`);
+    this.freeSlots = this.slotted ? granted - 1 : 0;
   }
 
   /** Nobody asked with this lease (it was taken ahead): its first request and slot are free too. */
   unclaimed(): void {
     this.requests++;
-    if (this.slotted) this.free.push(`${this.id}:1`);
+    if (this.slotted) this.freeSlots++;
   }
 
   /**
@@ -72,14 +73,9 @@ export class Lease {
   renewalDue(now: number): boolean {
     if (this.renewalAsked || this.granted < RENEW_AHEAD_FROM) return false;
     const quarter = this.granted / 4;
-    const low = (this.counted && this.requests <= quarter) || (this.slotted && this.free.length <= quarter) || this.until - now <= LEASE_MS / 4;
+    const low = (this.counted && this.requests <= quarter) || (this.slotted && this.freeSlots <= quarter) || this.until - now <= LEASE_MS / 4;
     if (low) this.renewalAsked = true;
     return low;
-  }
-
-  /** The slot of the request that asked for this lease (null when no scope limits concurrency). */
-  firstSlot(): string | null {
-    return this.slotted ? `${this.id}:1` : null;
   }
 
   /** Whether it can still admit at `now` (in minute `bucket`), at least as far as time goes. */
@@ -87,15 +83,21 @@ export class Lease {
     return !this.retired && now < this.until && bucket === this.bucket;
   }
 
-  /** Admits one request here and gives its slot, or null: ask Redis. */
-  take(now: number, bucket: number): { slot: string | null } | null {
-    if (!this.live(now, bucket) || this.requests < 1 || (this.slotted && this.free.length === 0)) return null;
+  /** Admits one request here (taking one of its free slots), or false: ask Redis. */
+  take(now: number, bucket: number): boolean {
+    if (!this.live(now, bucket) || this.requests < 1 || (this.slotted && this.freeSlots === 0)) return false;
     for (const [i, l] of this.limits.entries()) {
-      if (l.tpm !== null && this.tokens[i]! + 1 > l.tpm) return null;
-      if (l.monthlyBudgetMicros !== null && this.spent[i]! >= l.monthlyBudgetMicros) return null;
+      if (l.tpm !== null && this.tokens[i]! + 1 > l.tpm) return false;
+      if (l.monthlyBudgetMicros !== null && this.spent[i]! >= l.monthlyBudgetMicros) return false;
     }
     this.requests--;
-    return { slot: this.slotted ? this.free.pop()! : null };
+    if (this.slotted) this.freeSlots--;
+    return true;
+  }
+
+  /** A request admitted here ended while the lease still serves: its slot admits the next one. */
+  slotBack(): void {
+    this.freeSlots++;
   }
 
   /** What a finished request used, for the local view of tokens and spend. */
@@ -107,10 +109,11 @@ export class Lease {
   }
 
   /** Ends the lease: the requests it reserved and did not use, and its free slots, to give back. */
-  retire(): { unused: number; slots: string[] } {
+  retire(): { unused: number; slots: number } {
     this.retired = true;
-    const out = { unused: this.counted ? this.requests : 0, slots: this.free.splice(0) };
+    const out = { unused: this.counted ? this.requests : 0, slots: this.freeSlots };
     this.requests = 0;
+    this.freeSlots = 0;
     return out;
   }
 }

@@ -1,16 +1,19 @@
 // The Lua scripts that admit and settle requests against every scope's limits in ONE Redis round
 // trip each, atomically across all gateways. Rates use a sliding window: the previous minute's
 // count weighted by how much of it still lies within the last 60 s, plus the current minute's.
-// Concurrency is a sorted set of slot ids scored by when the slot lapses (so a gateway that dies
-// holding slots frees them). An admission may reserve more than one request and slot at once — a
-// lease the gateway then spends without asking (gateway/auth/limit-lease.ts) — and settling gives
-// back what a lease did not use. gateway/auth/local-limits.ts is the same logic in memory.
+// Concurrency is counted per lease: an admission may reserve more than one request and slot at once —
+// a lease the gateway then spends without asking (gateway/auth/limit-lease.ts) — and each scope keeps
+// how many slots each lease still holds (`:held`, a hash), their sum (`:holding`), and when each lease
+// lapses (`:leases`, a sorted set), so a gateway that dies holding slots frees them at that time.
+// So a lease of 256 costs Redis a few commands per scope, not one per slot (docs/benchmarks.md,
+// stop 22). Settling gives back what a lease did not use. gateway/auth/local-limits.ts is the same
+// logic in memory.
 
 /**
  * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, lease id, slot ttl ms, month, requests
  * wanted, then per scope: rpm, tpm, concurrent, budget micros (-1 for none).
  * Checks one request as it would be alone; admitted, it grants g = min(wanted, the room every rate
- * and slot limit has left) requests, counted in this minute and holding g slots `<lease id>:<n>`.
+ * and slot limit has left) requests, counted in this minute, and g slots held by the lease id.
  * Returns {1, g, then per scope: tokens in the window, spent this month} when admitted, else
  * {0, scope index (1-based), reason, retry ms (-1: none)}.
  */
@@ -31,6 +34,21 @@ local function wait(c, p, limit)
   end
   return math.ceil(w * (1 - (limit - 1 - c) / p)) - elapsed
 end
+-- Slots the scope's live leases hold; leases past their lapse time (their gateway died) free theirs.
+local function holding(prefix)
+  local gone = redis.call('ZRANGEBYSCORE', prefix .. ':leases', '-inf', now)
+  if #gone > 0 then
+    local freed = 0
+    for _, lease in ipairs(gone) do
+      freed = freed + tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
+      redis.call('HDEL', prefix .. ':held', lease)
+    end
+    redis.call('ZREMRANGEBYSCORE', prefix .. ':leases', '-inf', now)
+    if freed > 0 then redis.call('DECRBY', prefix .. ':holding', freed) end
+  end
+  return tonumber(redis.call('GET', prefix .. ':holding') or '0')
+end
+local held = {}
 for i, prefix in ipairs(KEYS) do
   local base = 6 + (i - 1) * 4
   local rpm, tpm, conc, budget = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
@@ -41,8 +59,8 @@ for i, prefix in ipairs(KEYS) do
     end
   end
   if conc >= 0 then
-    redis.call('ZREMRANGEBYSCORE', prefix .. ':conc', '-inf', now)
-    if redis.call('ZCARD', prefix .. ':conc') >= conc then return {0, i, 'concurrent', 1000} end
+    held[i] = holding(prefix)
+    if held[i] >= conc then return {0, i, 'concurrent', 1000} end
   end
   if budget >= 0 and tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0') >= budget then
     return {0, i, 'budget', -1}
@@ -57,7 +75,7 @@ for i, prefix in ipairs(KEYS) do
     local c, p = counts(prefix, 'rpm')
     g = math.min(g, math.floor(rpm - (p * (w - elapsed) / w + c)))
   end
-  if conc >= 0 then g = math.min(g, conc - redis.call('ZCARD', prefix .. ':conc')) end
+  if conc >= 0 then g = math.min(g, conc - held[i]) end
   local c, p = counts(prefix, 'tpm')
   out[#out + 1] = math.floor(p * (w - elapsed) / w + c)
   out[#out + 1] = tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0')
@@ -72,8 +90,11 @@ for i, prefix in ipairs(KEYS) do
     redis.call('PEXPIRE', k, 2 * w + 1000)
   end
   if tonumber(ARGV[base + 3]) >= 0 then
-    for n = 1, g do redis.call('ZADD', prefix .. ':conc', now + ttl, id .. ':' .. n) end
-    redis.call('PEXPIRE', prefix .. ':conc', ttl)
+    redis.call('HSET', prefix .. ':held', id, g)
+    redis.call('INCRBY', prefix .. ':holding', g)
+    redis.call('ZADD', prefix .. ':leases', now + ttl, id)
+    -- Every lease lapses within ttl of the last admission, so the three keys go together.
+    for _, k in ipairs({':held', ':holding', ':leases'}) do redis.call('PEXPIRE', prefix .. k, ttl) end
   end
 end
 return out
@@ -81,7 +102,8 @@ return out
 
 /**
  * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, tokens, cost micros, month, then the
- * minute bucket and count of leased requests given back unused (0 0: none), then slot ids to free.
+ * minute bucket and count of leased requests given back unused (0 0: none), then pairs of a lease
+ * id and how many of its slots to free. A lease that lapsed meanwhile has nothing left to free.
  * Adds tokens to the minute and cost to the month at every scope; a give-back only touches counts
  * that exist (a scope without a rate limit has none).
  */
@@ -90,7 +112,20 @@ local now, w, tokens, cost, month = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumb
 local bucket, unused = ARGV[6], tonumber(ARGV[7])
 local cur = math.floor(now / w)
 for _, prefix in ipairs(KEYS) do
-  for n = 8, #ARGV do redis.call('ZREM', prefix .. ':conc', ARGV[n]) end
+  for n = 8, #ARGV - 1, 2 do
+    local lease = ARGV[n]
+    local has = tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
+    local freed = math.min(has, tonumber(ARGV[n + 1]))
+    if freed > 0 then
+      redis.call('DECRBY', prefix .. ':holding', freed)
+      if freed == has then
+        redis.call('HDEL', prefix .. ':held', lease)
+        redis.call('ZREM', prefix .. ':leases', lease)
+      else
+        redis.call('HINCRBY', prefix .. ':held', lease, -freed)
+      end
+    end
+  end
   if unused > 0 then
     local k = prefix .. ':rpm:' .. bucket
     local left = tonumber(redis.call('GET', k) or '0')

@@ -40,7 +40,8 @@ interface Pending {
   cost: number;
   /** Leased requests not used: [minute bucket, count]. */
   unused: [number, number][];
-  slots: string[];
+  /** Slots to free, by the lease that holds them. */
+  slots: Map<string, number>;
 }
 
 interface Plan {
@@ -106,10 +107,9 @@ export class Limiter {
     for (;;) {
       const now = Date.now();
       const lease = this.leases.get(k);
-      const got = lease?.signature === signature ? lease.take(now, bucketOf(now)) : null;
-      if (got) {
-        if (!this.asking.has(k) && lease!.renewalDue(now)) this.renewAhead(k, limits, signature, leaseSize(limits));
-        return this.admitted(k, all, lease!, got.slot);
+      if (lease?.signature === signature && lease.take(now, bucketOf(now))) {
+        if (!this.asking.has(k) && lease.renewalDue(now)) this.renewAhead(k, limits, signature, leaseSize(limits));
+        return this.admitted(k, all, lease);
       }
       // Another request is asking Redis for a lease of several: wait for it rather than ask too.
       const asking = this.asking.get(k);
@@ -173,7 +173,7 @@ export class Limiter {
       return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
     }
     const lease = this.install(k, id, signature, limits, now, r);
-    return this.admitted(k, all, lease, lease.firstSlot());
+    return this.admitted(k, all, lease);
   }
 
   /**
@@ -247,15 +247,15 @@ export class Limiter {
     return lease;
   }
 
-  private admitted(k: string, all: string[], lease: Lease, slot: string | null): Admission {
+  private admitted(k: string, all: string[], lease: Lease): Admission {
     return {
       refused: null,
       release: (spent) => {
         const now = Date.now();
         lease.used(spent.promptTokens + spent.completionTokens, spent.costMicros);
-        if (slot !== null) {
-          if (this.leases.get(k) === lease && lease.live(now, bucketOf(now))) lease.free.push(slot);
-          else this.pendingFor(k, all).slots.push(slot);
+        if (lease.slotted) {
+          if (this.leases.get(k) === lease && lease.live(now, bucketOf(now))) lease.slotBack();
+          else this.freeLater(k, all, lease.id, 1);
         }
         this.count(k, all, spent);
       },
@@ -272,16 +272,19 @@ export class Limiter {
 
   private pendingFor(k: string, prefixes: string[]): Pending {
     let p = this.pending.get(k);
-    if (!p) this.pending.set(k, (p = { prefixes, tokens: 0, cost: 0, unused: [], slots: [] }));
+    if (!p) this.pending.set(k, (p = { prefixes, tokens: 0, cost: 0, unused: [], slots: new Map() }));
     return p;
+  }
+
+  private freeLater(k: string, prefixes: string[], leaseId: string, slots: number): void {
+    const p = this.pendingFor(k, prefixes);
+    p.slots.set(leaseId, (p.slots.get(leaseId) ?? 0) + slots);
   }
 
   private retire(k: string, lease: Lease): void {
     const back = lease.retire();
-    if (back.unused === 0 && back.slots.length === 0) return;
-    const p = this.pendingFor(k, k.split(" "));
-    if (back.unused > 0) p.unused.push([lease.bucket, back.unused]);
-    p.slots.push(...back.slots);
+    if (back.unused > 0) this.pendingFor(k, k.split(" ")).unused.push([lease.bucket, back.unused]);
+    if (back.slots > 0) this.freeLater(k, k.split(" "), lease.id, back.slots);
   }
 
   /** Gives back leases past their time and sends every key's settlements, in one round trip. */
@@ -331,7 +334,7 @@ function settleCalls(p: Pending, now: number): (string | number)[][] {
   const month = monthOf(now);
   const [first, ...more] = p.unused.length ? p.unused : [[0, 0] as [number, number]];
   return [
-    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], ...p.slots],
+    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], ...[...p.slots].flat()],
     ...more.map(([bucket, n]) => [...p.prefixes, now, WINDOW_MS, 0, 0, month, bucket, n]),
   ];
 }

@@ -1,7 +1,8 @@
 // The limiter on the real Redis: two limiters (as two gateways) share windows, slots and budgets;
 // the tightest level applies; Retry-After on rates, none on a spent budget; leases admit most
 // requests of a large limit without a round trip, never past the limit, and give back what they did
-// not use; and with Redis away each process still limits on its own without failing a request.
+// not use; a lease whose gateway died frees its slots when it lapses; and with Redis away each
+// process still limits on its own without failing a request.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, describe, it } from "node:test";
@@ -9,6 +10,7 @@ import { Registry } from "prom-client";
 import { redis } from "../../common/redis.ts";
 import type { KeyInfo } from "../../gateway/auth/key-cache.ts";
 import type { LimitBook, ScopeLimits } from "../../gateway/auth/limit-book.ts";
+import { ADMIT_LUA, SETTLE_LUA } from "../../gateway/auth/limit-script.ts";
 import { Limiter } from "../../gateway/auth/limiter.ts";
 
 const fast = { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 } as const;
@@ -29,6 +31,9 @@ const limits = (key: KeyInfo, scope: ScopeLimits["scope"], l: Partial<ScopeLimit
 });
 const book = (rows: ScopeLimits[]) => ({ forKey: () => rows }) as unknown as LimitBook;
 const nothing = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
+
+/** Slots the scope's live leases hold in Redis (gateway/auth/limit-script.ts). */
+const holding = async (prefix: string) => Number((await conns[1]!.get(`${prefix}:holding`)) ?? 0);
 
 async function ready(): Promise<void> {
   for (const c of conns) if (c.status !== "ready") await new Promise((r) => c.once("ready", r));
@@ -143,7 +148,8 @@ describe("limits counted in Redis, shared by every gateway", () => {
     let counted = 0;
     for (let b = started; b <= Math.floor(Date.now() / 60_000); b++) counted += Number((await conns[1]!.get(`${prefix}:rpm:${b}`)) ?? 0);
     assert.equal(counted, n);
-    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 0, "every slot freed");
+    assert.equal(await holding(prefix), 0, "every slot freed");
+    assert.equal(await conns[1]!.hlen(`${prefix}:held`), 0, "and no lease holds any");
   });
 
   it("a renewal Redis refuses is not asked again by each request the lease still admits", async () => {
@@ -176,13 +182,13 @@ describe("limits counted in Redis, shared by every gateway", () => {
     const prefix = `llmgw:lim:key:${key.id}`;
     const rpm = async () => Number((await conns[1]!.get(`${prefix}:rpm:${bucket}`)) ?? 0);
     assert.equal(await rpm(), 10, "the lease reserved ten requests");
-    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 10, "and ten slots");
+    assert.equal(await holding(prefix), 10, "and ten slots");
     await new Promise((r) => setTimeout(r, 1_300));
     assert.equal(await rpm(), 1, "the nine unused requests were given back");
-    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 1, "and the nine free slots; the request's own is still held");
+    assert.equal(await holding(prefix), 1, "and the nine free slots; the request's own is still held");
     one.release(nothing);
     await l.close();
-    assert.equal(await conns[1]!.zcard(`${prefix}:conc`), 0, "its slot is freed when it ends");
+    assert.equal(await holding(prefix), 0, "its slot is freed when it ends");
   });
 
   it("slots on leases: never more requests at once than the limit across two gateways", async () => {
@@ -197,6 +203,32 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(held.length, 200);
     for (const h of held) h.release(nothing);
     assert.equal((await a.admit(key)).refused, null, "freed slots admit again");
+  });
+
+  it("the slots of a lease whose gateway died are freed when it lapses, and not twice", async () => {
+    // The scripts straight, with a lapse of 200 ms (the limiter's is 15 minutes).
+    const r = conns[0]! as typeof conns[0] & Record<"testAdmit" | "testSettle", (...a: (string | number)[]) => Promise<(string | number)[]>>;
+    r.defineCommand("testAdmit", { lua: ADMIT_LUA });
+    r.defineCommand("testSettle", { lua: SETTLE_LUA });
+    await ready();
+    const prefix = `llmgw:lim:key:${randomUUID()}`;
+    // rpm, tpm: none; 5 at once; no budget. Wanting 10, a lease gets the 5 there are.
+    const admit = (id: string, want: number) => r.testAdmit(1, prefix, Date.now(), 60_000, id, 200, "2026-12", want, -1, -1, 5, -1);
+    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, id, slots);
+    assert.deepEqual((await admit("dies", 10)).slice(0, 2), [1, 5]);
+    assert.deepEqual((await admit("waits", 1)).slice(0, 3), [0, 1, "concurrent"], "all five are held");
+    await new Promise((res) => setTimeout(res, 250));
+    assert.deepEqual((await admit("next", 2)).slice(0, 2), [1, 2], "the lapsed lease's slots are free again");
+    assert.equal(await holding(prefix), 2);
+    assert.equal(await conns[1]!.hget(`${prefix}:held`, "dies"), null);
+    await settle("dies", 5); // a late give-back from the lapsed lease frees nothing more
+    assert.equal(await holding(prefix), 2);
+    await settle("next", 1);
+    assert.equal(await holding(prefix), 1, "one of the two given back");
+    assert.equal(await conns[1]!.hget(`${prefix}:held`, "next"), "1");
+    await settle("next", 1);
+    assert.equal(await holding(prefix), 0);
+    assert.equal(await conns[1]!.zcard(`${prefix}:leases`), 0, "a lease with no slots left is gone");
   });
 
   it("with Redis unreachable, limits hold per process, a metric counts it and no request fails", async () => {
