@@ -40,5 +40,5 @@ USER node
 VOLUME ["/var/lib/llmgw"]
 # client API, admin API, metrics, control gRPC (gateway); worker metrics; agent gRPC, agent metrics
 EXPOSE 8080 8081 9091 7071 9092 7070 9093
-ENTRYPOINT ["node", "bin/llmgw.js"]
+ENTRYPOINT ["sh", "bin/docker-entrypoint.sh"]
 CMD ["gateway"]

@@ -11,6 +11,7 @@ const USAGE = `usage: llmgw <command>
   agent                  the node agent (gRPC)
   sim [flags]            the simulated engine (started by the agent)
   migrate                apply the store's migrations
+  node-flags <command>   the node flags <command> is to be started with here (bin/docker-entrypoint.sh)
   ctl <group> <command>  operate llmgw through the admin API (llmgw ctl for the list)
   doctor [--role node|control] [--json]   check what this machine needs, with what to do`;
 
@@ -108,6 +109,12 @@ async function main(argv: string[]): Promise<number | null> {
       const s = await startSim(simSettingsFromArgs(rest));
       untilSignal("sim", () => s.close());
       return null;
+    }
+    case "node-flags": {
+      // For launchers that are not llmgw (the image's entrypoint): V8 settings a running process cannot change.
+      const { nodeFlagsFor } = await import("./common/children.ts");
+      process.stdout.write(nodeFlagsFor(rest, process.env).join(" ") + "\n");
+      return 0;
     }
     case "migrate":
       setLogProcess("migrate");
