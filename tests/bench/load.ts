@@ -29,6 +29,16 @@ export function runQueueWaitMs(pid: number): number {
   return Number(readFileSync(`/proc/${pid}/schedstat`, "utf8").split(" ")[1]) / 1e6;
 }
 
+/**
+ * CPU time the hypervisor gave to other guests while this VM's CPUs wanted it (the `steal` of
+ * /proc/stat, all CPUs together), ms so far. A run with much of it was measured on a host that
+ * took the cores away, whatever the target.
+ */
+export function stealMs(): number {
+  const cpu = readFileSync("/proc/stat", "utf8").split("\n", 1)[0]!.trim().split(/\s+/);
+  return (Number(cpu[8] ?? 0) * 1000) / clkTck;
+}
+
 export function loadAverage(): string {
   return readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ");
 }

@@ -8,8 +8,9 @@
 // (key check, limits far above the load, and usage on) and straight at the gateway's own replica.
 // Each target gets a second of the rate before its measured seconds (steady state; that second's
 // p99 is printed apart). Prints p50/p99 of each, what the gateway added, the gateway process's CPU
-// seconds per 1000 requests and how long its main thread waited for a CPU, what the rest of the
-// platform (workers, agent, PostgreSQL, Redis) used meanwhile, and the load average.
+// seconds per 1000 requests and how long its main thread waited for a CPU, the CPU time the host
+// took away from this VM meanwhile (steal), what the rest of the platform (workers, agent,
+// PostgreSQL, Redis) used meanwhile, and the load average.
 // --cpu-prof DIR runs the gateway (only) under node --cpu-prof, the profile written to DIR at exit;
 // --gateway-node-flags=FLAGS gives the gateway (only) node or V8 flags on its command line;
 // --gateway-nice=N runs it under `nice -n N`.
@@ -29,7 +30,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { LLMGW_BIN, nodeFlagsFor, waitFor } from "../../common/children.ts";
 import { startPlatform, uniqueModel } from "../helpers/platform.ts";
-import { cpuSeconds, loadAverage, openLoop, runQueueWaitMs, repoRoot, startSimProcess, type LoadResult, type Target } from "./load.ts";
+import { cpuSeconds, loadAverage, openLoop, runQueueWaitMs, repoRoot, startSimProcess, stealMs, type LoadResult, type Target } from "./load.ts";
 
 const { values } = parseArgs({
   allowNegative: true,
@@ -134,7 +135,7 @@ async function main(): Promise<void> {
     for (const t of targets) await openLoop(pools.get(t.name)!, t, 500, 2);
 
     process.stdout.write(`load average before: ${loadAverage()}\n`);
-    process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  failed  load avg\n");
+    process.stdout.write("rate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  steal ms/s  failed  load avg\n");
     const rows: unknown[] = [];
     const stalls = new Map<number, Stalls>();
     /** Per rate and target, the p99 of each run's first second after idle. */
@@ -147,6 +148,8 @@ async function main(): Promise<void> {
       const cpuPer1000 = new Map<string, number>();
       /** How long the process's main thread sat runnable waiting for a CPU, ms per second of the run. */
       const waitPerS = new Map<string, number>();
+      /** CPU the host gave other guests during each target's measured seconds (load.ts stealMs), ms per second. */
+      const stealPerS = new Map<string, number>();
       const pids = new Map<string, number>([["gateway", gatewayPid], ["gw-paused", gatewayPid]]);
       if (bare) pids.set("bare", bare.pid);
       for (const b of burns) pids.set(b.name, b.proxy.pid);
@@ -160,6 +163,7 @@ async function main(): Promise<void> {
         const rest0 = t.name === "gateway" ? restCpu(p.children) : null;
         const cpu0 = pid ? cpuSeconds(pid) : 0;
         const waited0 = pid ? runQueueWaitMs(pid) : 0;
+        const steal0 = stealMs();
         const started = performance.now();
         const r = await openLoop(pools.get(t.name)!, t, rate, seconds);
         firstSecond.set(`${rate} ${t.name}`, [...(firstSecond.get(`${rate} ${t.name}`) ?? []), fromIdle.p99]);
@@ -169,6 +173,7 @@ async function main(): Promise<void> {
           rest.set(rate, new Map([...rest1].map(([name, s]) => [name, ((s - (rest0.get(name) ?? 0)) / r.sent) * 1000])));
         }
         if (pid) waitPerS.set(t.name, ((runQueueWaitMs(pid) - waited0) / (performance.now() - started)) * 1000);
+        stealPerS.set(t.name, ((stealMs() - steal0) / (performance.now() - started)) * 1000);
         if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics)));
         if (t.name === "gw-paused") usageWorker.kill("SIGCONT");
         out.set(t.name, r);
@@ -179,9 +184,10 @@ async function main(): Promise<void> {
         const added = name === "sim" ? "" : `${fmt(r.p50 - base.p50)}   ${fmt(r.p99 - base.p99)}`;
         const cpu = cpuPer1000.has(name) ? cpuPer1000.get(name)!.toFixed(3).padStart(11) : "".padStart(11);
         const wait = waitPerS.has(name) ? waitPerS.get(name)!.toFixed(0).padStart(13) : "".padStart(13);
-        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${wait}  ${String(r.failed).padStart(6)}  ${load}\n`);
-        rows.push({ run, rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name), cpu_wait_ms_per_s: waitPerS.get(name) } : {}), load });
-        runs.push({ rate, target: name, p50: r.p50, p99: r.p99, addedP50: r.p50 - base.p50, addedP99: r.p99 - base.p99, cpu: cpuPer1000.get(name), wait: waitPerS.get(name) });
+        const steal = stealPerS.get(name)!;
+        process.stdout.write(`${String(rate).padStart(6)}  ${name.padEnd(8)} ${fmt(r.p50)} ${fmt(r.p99)}  ${added.padEnd(21)}  ${cpu}  ${wait}  ${steal.toFixed(0).padStart(10)}  ${String(r.failed).padStart(6)}  ${load}\n`);
+        rows.push({ run, rate, target: name, p50_ms: r.p50, p99_ms: r.p99, failed: r.failed, ...(cpuPer1000.has(name) ? { cpu_s_per_1000: cpuPer1000.get(name), cpu_wait_ms_per_s: waitPerS.get(name) } : {}), steal_ms_per_s: steal, load });
+        runs.push({ rate, target: name, p50: r.p50, p99: r.p99, addedP50: r.p50 - base.p50, addedP99: r.p99 - base.p99, cpu: cpuPer1000.get(name), wait: waitPerS.get(name), steal });
       }
     }
     if (repeat > 1) printMedians(runs, rows);
@@ -242,10 +248,10 @@ const median = (xs: number[]) => {
 };
 
 /** Per rate and target, the median over the runs of each figure (one machine's noise averages out). */
-type Run = { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined; wait: number | undefined };
+type Run = { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined; wait: number | undefined; steal: number };
 
 function printMedians(runs: Run[], rows: unknown[]): void {
-  process.stdout.write(`\nmedians of ${repeat} runs\nrate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  added p99 of each run\n`);
+  process.stdout.write(`\nmedians of ${repeat} runs\nrate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  steal ms/s  added p99 of each run\n`);
   const keys = [...new Set(runs.map((r) => `${r.rate} ${r.target}`))];
   for (const k of keys) {
     const of = runs.filter((r) => `${r.rate} ${r.target}` === k);
@@ -255,8 +261,8 @@ function printMedians(runs: Run[], rows: unknown[]): void {
     const waits = of.flatMap((r) => (r.wait === undefined ? [] : [r.wait]));
     const added = target === "sim" ? "".padEnd(21) : `${fmt(m((r) => r.addedP50))}   ${fmt(m((r) => r.addedP99))}`;
     const each = target === "sim" ? "" : of.map((r) => r.addedP99.toFixed(1)).join(" ");
-    process.stdout.write(`${String(rate).padStart(6)}  ${target.padEnd(8)} ${fmt(m((r) => r.p50))} ${fmt(m((r) => r.p99))}  ${added}  ${(cpus.length ? median(cpus).toFixed(3) : "").padStart(10)}  ${(waits.length ? median(waits).toFixed(0) : "").padStart(13)}  ${each}\n`);
-    rows.push({ median_of: of.length, rate, target, p50_ms: m((r) => r.p50), p99_ms: m((r) => r.p99), added_p50_ms: m((r) => r.addedP50), added_p99_ms: m((r) => r.addedP99), ...(cpus.length ? { cpu_s_per_1000: median(cpus), cpu_wait_ms_per_s: median(waits) } : {}) });
+    process.stdout.write(`${String(rate).padStart(6)}  ${target.padEnd(8)} ${fmt(m((r) => r.p50))} ${fmt(m((r) => r.p99))}  ${added}  ${(cpus.length ? median(cpus).toFixed(3) : "").padStart(10)}  ${(waits.length ? median(waits).toFixed(0) : "").padStart(13)}  ${m((r) => r.steal).toFixed(0).padStart(10)}  ${each}\n`);
+    rows.push({ median_of: of.length, rate, target, p50_ms: m((r) => r.p50), p99_ms: m((r) => r.p99), added_p50_ms: m((r) => r.addedP50), added_p99_ms: m((r) => r.addedP99), ...(cpus.length ? { cpu_s_per_1000: median(cpus), cpu_wait_ms_per_s: median(waits) } : {}), steal_ms_per_s: m((r) => r.steal) });
   }
 }
 
