@@ -2,8 +2,9 @@
 //   node --import tsx tests/bench/limit-leases.ts [--requests 4000] [--rate 1000]   (needs REDIS_URL)
 // Drives one gateway's Limiter (gateway/auth/limiter.ts) on the real Redis with a key whose limits
 // are far above the load, at a fixed rate, each request released a millisecond after it was admitted.
-// Four cases side by side: concurrency limited at one scope (the key) or at all four (org, team,
-// project, key), with leases of 256 (limits in the millions) or of 16. For each it prints Redis's own
+// Six cases side by side: concurrency limited at one scope (the key) or at all four (org, team,
+// project, key), with leases of 256 (100,000 at once), of 16 (800) or of one request (50: a round
+// trip per request). For each it prints Redis's own
 // time (INFO commandstats, every command) per 1000 requests, the longest single command Redis ran
 // (SLOWLOG, everything logged during the run), the limiter's round trips, and this process's CPU per
 // 1000 requests (the limiter and the load driver together). Redis is single-threaded: a long script holds up every other client,
@@ -47,7 +48,7 @@ function limitsFor(key: KeyInfo, scopes: number, concurrent: number): ScopeLimit
   return LIMIT_SCOPES.slice(LIMIT_SCOPES.length - scopes).map((scope) => ({
     scope,
     scopeId: ids[scope],
-    rpm: concurrent * 10,
+    rpm: 10_000_000, // never the tightest: the lease's size is set by `concurrent`
     tpm: null,
     concurrent,
     monthlyBudgetMicros: null,
@@ -103,6 +104,8 @@ async function main(): Promise<void> {
     [4, 100_000],
     [1, 800],
     [4, 800],
+    [1, 50],
+    [4, 50],
   ];
   process.stdout.write(`${requests} requests at ${rate}/s each, released 1 ms after admission\n`);
   process.stdout.write("scopes  lease  Redis ms/1000  longest command ms  round trips  bench CPU ms/1000  refused\n");
