@@ -2,10 +2,11 @@
 // trip each, atomically across all gateways. Rates use a sliding window: the previous minute's
 // count weighted by how much of it still lies within the last 60 s, plus the current minute's.
 // Concurrency is counted per lease: an admission may reserve more than one request and slot at once —
-// a lease the gateway then spends without asking (gateway/auth/limit-lease.ts) — and each scope keeps
-// how many slots each lease still holds (`:held`, a hash), their sum (`:holding`), and when each lease
-// lapses (`:leases`, a sorted set), so a gateway that dies holding slots frees them at that time.
-// So a lease of 256 costs Redis a few commands per scope, not one per slot (docs/benchmarks.md,
+// a lease the gateway then spends without asking (gateway/auth/limit-lease.ts). Each scope keeps its
+// leases that hold slots, scored by when they lapse (`:leases`, a sorted set: a gateway that dies
+// holding slots frees them then), and for a lease of more than one slot how many it holds past its
+// first (`:held`, a hash, with their sum in field '*'). So a lease of 256 costs Redis a few commands
+// per scope, not one per slot, and a lease of one no more than a set member (docs/benchmarks.md,
 // stop 22). Settling gives back what a lease did not use. gateway/auth/local-limits.ts is the same
 // logic in memory.
 
@@ -34,19 +35,23 @@ local function wait(c, p, limit)
   end
   return math.ceil(w * (1 - (limit - 1 - c) / p)) - elapsed
 end
--- Slots the scope's live leases hold; leases past their lapse time (their gateway died) free theirs.
+-- Slots the scope's live leases hold: one for each lease in :leases, plus what :held counts for a
+-- lease of more than one (its slots past the first; field '*', their sum). A lease past its lapse
+-- time (its gateway died) goes, and its slots with it.
 local function holding(prefix)
-  local gone = redis.call('ZRANGEBYSCORE', prefix .. ':leases', '-inf', now)
+  local leases, held = prefix .. ':leases', prefix .. ':held'
+  local gone = redis.call('ZRANGEBYSCORE', leases, '-inf', now)
   if #gone > 0 then
-    local freed = 0
     for _, lease in ipairs(gone) do
-      freed = freed + tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
-      redis.call('HDEL', prefix .. ':held', lease)
+      local more = redis.call('HGET', held, lease)
+      if more then
+        redis.call('HDEL', held, lease)
+        redis.call('HINCRBY', held, '*', -tonumber(more))
+      end
     end
-    redis.call('ZREMRANGEBYSCORE', prefix .. ':leases', '-inf', now)
-    if freed > 0 then redis.call('DECRBY', prefix .. ':holding', freed) end
+    redis.call('ZREMRANGEBYSCORE', leases, '-inf', now)
   end
-  return tonumber(redis.call('GET', prefix .. ':holding') or '0')
+  return redis.call('ZCARD', leases) + tonumber(redis.call('HGET', held, '*') or '0')
 end
 local held = {}
 for i, prefix in ipairs(KEYS) do
@@ -90,11 +95,14 @@ for i, prefix in ipairs(KEYS) do
     redis.call('PEXPIRE', k, 2 * w + 1000)
   end
   if tonumber(ARGV[base + 3]) >= 0 then
-    redis.call('HSET', prefix .. ':held', id, g)
-    redis.call('INCRBY', prefix .. ':holding', g)
+    -- Each key expires ttl after the last admission that wrote it, when every lease in it has lapsed.
     redis.call('ZADD', prefix .. ':leases', now + ttl, id)
-    -- Every lease lapses within ttl of the last admission, so the three keys go together.
-    for _, k in ipairs({':held', ':holding', ':leases'}) do redis.call('PEXPIRE', prefix .. k, ttl) end
+    redis.call('PEXPIRE', prefix .. ':leases', ttl)
+    if g > 1 then
+      redis.call('HSET', prefix .. ':held', id, g - 1)
+      redis.call('HINCRBY', prefix .. ':held', '*', g - 1)
+      redis.call('PEXPIRE', prefix .. ':held', ttl)
+    end
   end
 end
 return out
@@ -113,17 +121,18 @@ local bucket, unused = ARGV[6], tonumber(ARGV[7])
 local cur = math.floor(now / w)
 for _, prefix in ipairs(KEYS) do
   for n = 8, #ARGV - 1, 2 do
-    local lease = ARGV[n]
-    local has = tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
-    local freed = math.min(has, tonumber(ARGV[n + 1]))
-    if freed > 0 then
-      redis.call('DECRBY', prefix .. ':holding', freed)
-      if freed == has then
+    local lease, freed = ARGV[n], tonumber(ARGV[n + 1])
+    local more = tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
+    local keeps = more + 1 - freed
+    if keeps <= 0 then
+      -- All of them: the lease goes (ZREM says 0 when it lapsed and went already).
+      if redis.call('ZREM', prefix .. ':leases', lease) == 1 and more > 0 then
         redis.call('HDEL', prefix .. ':held', lease)
-        redis.call('ZREM', prefix .. ':leases', lease)
-      else
-        redis.call('HINCRBY', prefix .. ':held', lease, -freed)
+        redis.call('HINCRBY', prefix .. ':held', '*', -more)
       end
+    else
+      if keeps == 1 then redis.call('HDEL', prefix .. ':held', lease) else redis.call('HINCRBY', prefix .. ':held', lease, -freed) end
+      redis.call('HINCRBY', prefix .. ':held', '*', -freed)
     end
   end
   if unused > 0 then

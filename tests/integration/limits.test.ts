@@ -32,8 +32,8 @@ const limits = (key: KeyInfo, scope: ScopeLimits["scope"], l: Partial<ScopeLimit
 const book = (rows: ScopeLimits[]) => ({ forKey: () => rows }) as unknown as LimitBook;
 const nothing = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
 
-/** Slots the scope's live leases hold in Redis (gateway/auth/limit-script.ts). */
-const holding = async (prefix: string) => Number((await conns[1]!.get(`${prefix}:holding`)) ?? 0);
+/** Slots the scope's live leases hold in Redis: one per lease, plus the rest of each larger lease's (gateway/auth/limit-script.ts). */
+const holding = async (prefix: string) => (await conns[1]!.zcard(`${prefix}:leases`)) + Number((await conns[1]!.hget(`${prefix}:held`, "*")) ?? 0);
 
 async function ready(): Promise<void> {
   for (const c of conns) if (c.status !== "ready") await new Promise((r) => c.once("ready", r));
@@ -149,7 +149,7 @@ describe("limits counted in Redis, shared by every gateway", () => {
     for (let b = started; b <= Math.floor(Date.now() / 60_000); b++) counted += Number((await conns[1]!.get(`${prefix}:rpm:${b}`)) ?? 0);
     assert.equal(counted, n);
     assert.equal(await holding(prefix), 0, "every slot freed");
-    assert.equal(await conns[1]!.hlen(`${prefix}:held`), 0, "and no lease holds any");
+    assert.equal(await conns[1]!.zcard(`${prefix}:leases`), 0, "and no lease holds any");
   });
 
   it("a renewal Redis refuses is not asked again by each request the lease still admits", async () => {
@@ -220,15 +220,19 @@ describe("limits counted in Redis, shared by every gateway", () => {
     await new Promise((res) => setTimeout(res, 250));
     assert.deepEqual((await admit("next", 2)).slice(0, 2), [1, 2], "the lapsed lease's slots are free again");
     assert.equal(await holding(prefix), 2);
-    assert.equal(await conns[1]!.hget(`${prefix}:held`, "dies"), null);
+    assert.equal(await conns[1]!.hget(`${prefix}:held`, "dies"), null, "its four past the first went with it");
     await settle("dies", 5); // a late give-back from the lapsed lease frees nothing more
     assert.equal(await holding(prefix), 2);
+    assert.deepEqual((await admit("wide", 10)).slice(0, 2), [1, 3], "the three left");
+    await settle("wide", 1);
+    assert.equal(await holding(prefix), 4, "one of its three given back");
     await settle("next", 1);
-    assert.equal(await holding(prefix), 1, "one of the two given back");
-    assert.equal(await conns[1]!.hget(`${prefix}:held`, "next"), "1");
+    assert.equal(await holding(prefix), 3, "one of the two given back");
     await settle("next", 1);
+    await settle("wide", 2);
     assert.equal(await holding(prefix), 0);
     assert.equal(await conns[1]!.zcard(`${prefix}:leases`), 0, "a lease with no slots left is gone");
+    assert.equal(await conns[1]!.hlen(`${prefix}:held`), 1, "and so is what it held past its first; the sum is 0");
   });
 
   it("with Redis unreachable, limits hold per process, a metric counts it and no request fails", async () => {
