@@ -53,7 +53,8 @@ local function holding(prefix)
   end
   return redis.call('ZCARD', leases) + tonumber(redis.call('HGET', held, '*') or '0')
 end
-local held = {}
+-- Per scope index, the slots its leases hold now (set where the scope limits concurrency).
+local inUse = {}
 for i, prefix in ipairs(KEYS) do
   local base = 6 + (i - 1) * 4
   local rpm, tpm, conc, budget = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
@@ -64,8 +65,8 @@ for i, prefix in ipairs(KEYS) do
     end
   end
   if conc >= 0 then
-    held[i] = holding(prefix)
-    if held[i] >= conc then return {0, i, 'concurrent', 1000} end
+    inUse[i] = holding(prefix)
+    if inUse[i] >= conc then return {0, i, 'concurrent', 1000} end
   end
   if budget >= 0 and tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0') >= budget then
     return {0, i, 'budget', -1}
@@ -80,7 +81,7 @@ for i, prefix in ipairs(KEYS) do
     local c, p = counts(prefix, 'rpm')
     g = math.min(g, math.floor(rpm - (p * (w - elapsed) / w + c)))
   end
-  if conc >= 0 then g = math.min(g, conc - held[i]) end
+  if conc >= 0 then g = math.min(g, conc - inUse[i]) end
   local c, p = counts(prefix, 'tpm')
   out[#out + 1] = math.floor(p * (w - elapsed) / w + c)
   out[#out + 1] = tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0')

@@ -15,6 +15,7 @@ import { Registry } from "prom-client";
 import { redis } from "../../common/redis.ts";
 import type { KeyInfo } from "../../gateway/auth/key-cache.ts";
 import { LIMIT_SCOPES, type LimitBook, type ScopeLimits } from "../../gateway/auth/limit-book.ts";
+import { leaseSize } from "../../gateway/auth/limit-lease.ts";
 import { Limiter } from "../../gateway/auth/limiter.ts";
 
 const { values } = parseArgs({ options: { requests: { type: "string", default: "4000" }, rate: { type: "string", default: "1000" } } });
@@ -94,6 +95,7 @@ async function run(scopes: number, concurrent: number): Promise<Record<string, n
     round_trips: trips,
     bench_cpu_ms_per_1000: (cpu.user + cpu.system) / 1000 / (requests / 1000),
     refused,
+    lease: leaseSize(rows),
   };
 }
 
@@ -112,10 +114,9 @@ async function main(): Promise<void> {
   const out = [];
   for (const [scopes, concurrent] of cases) {
     const r = await run(scopes, concurrent);
-    const lease = Math.min(256, Math.floor(concurrent / 50));
-    out.push({ scopes, lease, ...r });
+    out.push({ scopes, ...r });
     process.stdout.write(
-      `${String(scopes).padStart(6)}  ${String(lease).padStart(5)}  ${r.redis_ms_per_1000!.toFixed(2).padStart(13)}  ${r.longest_command_ms!.toFixed(2).padStart(18)}  ${String(r.round_trips).padStart(11)}  ${r.bench_cpu_ms_per_1000!.toFixed(1).padStart(17)}  ${String(r.refused).padStart(7)}\n`,
+      `${String(scopes).padStart(6)}  ${String(r.lease).padStart(5)}  ${r.redis_ms_per_1000!.toFixed(2).padStart(13)}  ${r.longest_command_ms!.toFixed(2).padStart(18)}  ${String(r.round_trips).padStart(11)}  ${r.bench_cpu_ms_per_1000!.toFixed(1).padStart(17)}  ${String(r.refused).padStart(7)}\n`,
     );
   }
   process.stdout.write(JSON.stringify(out) + "\n");
