@@ -49,6 +49,8 @@ export class Lease {
     /** Per scope, as the script listed them: tokens in the window and spend this month. */
     private readonly tokens: number[],
     private readonly spent: number[],
+    /** Where in Redis its slots are, as the settle script reads it (limit-script.ts): one character per scope of the key. */
+    readonly slotsAt: string,
   ) {
     this.slotted = limits.some((l) => l.concurrent !== null);
     this.counted = limits.some((l) => l.rpm !== null);

@@ -111,8 +111,11 @@ return out
 
 /**
  * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, tokens, cost micros, month, then the
- * minute bucket and count of leased requests given back unused (0 0: none), then pairs of a lease
- * id and how many of its slots to free. A lease that lapsed meanwhile has nothing left to free.
+ * minute bucket and count of leased requests given back unused (0 0: none), then triples of a lease
+ * id, how many of its slots to free, and where it holds them: one character per KEYS entry, '0'
+ * none there (no concurrency limit), '1' its only slot, '2' more than one (counted in :held). So a
+ * scope without slots costs nothing and a lease of one a single ZREM. A lease that lapsed meanwhile
+ * has nothing left to free.
  * Adds tokens to the minute and cost to the month at every scope; a give-back only touches counts
  * that exist (a scope without a rate limit has none).
  */
@@ -120,22 +123,29 @@ export const SETTLE_LUA = `
 local now, w, tokens, cost, month = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
 local bucket, unused = ARGV[6], tonumber(ARGV[7])
 local cur = math.floor(now / w)
-for _, prefix in ipairs(KEYS) do
-  for n = 8, #ARGV - 1, 2 do
-    local lease, freed = ARGV[n], tonumber(ARGV[n + 1])
-    local more = tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
-    local keeps = more + 1 - freed
-    if keeps <= 0 then
-      -- All of them: the lease goes (ZREM says 0 when it lapsed and went already).
-      if redis.call('ZREM', prefix .. ':leases', lease) == 1 and more > 0 then
-        redis.call('HDEL', prefix .. ':held', lease)
-        redis.call('HINCRBY', prefix .. ':held', '*', -more)
+for n = 8, #ARGV - 2, 3 do
+  local lease, freed, where = ARGV[n], tonumber(ARGV[n + 1]), ARGV[n + 2]
+  for i, prefix in ipairs(KEYS) do
+    local held = string.sub(where, i, i)
+    -- Its only slot: the lease goes (ZREM of a lease that lapsed and went already does nothing).
+    if held == '1' then redis.call('ZREM', prefix .. ':leases', lease) end
+    if held == '2' then
+      local more = tonumber(redis.call('HGET', prefix .. ':held', lease) or '0')
+      local keeps = more + 1 - freed
+      if keeps <= 0 then
+        -- All of them: the lease goes (ZREM says 0 when it lapsed and went already).
+        if redis.call('ZREM', prefix .. ':leases', lease) == 1 and more > 0 then
+          redis.call('HDEL', prefix .. ':held', lease)
+          redis.call('HINCRBY', prefix .. ':held', '*', -more)
+        end
+      else
+        if keeps == 1 then redis.call('HDEL', prefix .. ':held', lease) else redis.call('HINCRBY', prefix .. ':held', lease, -freed) end
+        redis.call('HINCRBY', prefix .. ':held', '*', -freed)
       end
-    else
-      if keeps == 1 then redis.call('HDEL', prefix .. ':held', lease) else redis.call('HINCRBY', prefix .. ':held', lease, -freed) end
-      redis.call('HINCRBY', prefix .. ':held', '*', -freed)
     end
   end
+end
+for _, prefix in ipairs(KEYS) do
   if unused > 0 then
     local k = prefix .. ':rpm:' .. bucket
     local left = tonumber(redis.call('GET', k) or '0')

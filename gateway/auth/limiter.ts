@@ -40,8 +40,8 @@ interface Pending {
   cost: number;
   /** Leased requests not used: [minute bucket, count]. */
   unused: [number, number][];
-  /** Slots to free, by the lease that holds them. */
-  slots: Map<string, number>;
+  /** Slots to free, by the lease that holds them, and where they are (Lease.slotsAt). */
+  slots: Map<string, { count: number; at: string }>;
 }
 
 interface Plan {
@@ -239,6 +239,7 @@ export class Limiter {
       now + LEASE_MS,
       views.filter((_, i) => i % 2 === 0),
       views.filter((_, i) => i % 2 === 1),
+      slotsAt(k.split(" "), limits, Number(r[1])),
     );
     // A request admitted meanwhile on another new lease: the later one serves, the other goes back.
     const raced = this.leases.get(k);
@@ -255,7 +256,7 @@ export class Limiter {
         lease.used(spent.promptTokens + spent.completionTokens, spent.costMicros);
         if (lease.slotted) {
           if (this.leases.get(k) === lease && lease.live(now, bucketOf(now))) lease.slotBack();
-          else this.freeLater(k, all, lease.id, 1);
+          else this.freeLater(k, all, lease, 1);
         }
         this.count(k, all, spent);
       },
@@ -276,15 +277,17 @@ export class Limiter {
     return p;
   }
 
-  private freeLater(k: string, prefixes: string[], leaseId: string, slots: number): void {
+  private freeLater(k: string, prefixes: string[], lease: Lease, slots: number): void {
     const p = this.pendingFor(k, prefixes);
-    p.slots.set(leaseId, (p.slots.get(leaseId) ?? 0) + slots);
+    const freeing = p.slots.get(lease.id);
+    if (freeing) freeing.count += slots;
+    else p.slots.set(lease.id, { count: slots, at: lease.slotsAt });
   }
 
   private retire(k: string, lease: Lease): void {
     const back = lease.retire();
     if (back.unused > 0) this.pendingFor(k, k.split(" ")).unused.push([lease.bucket, back.unused]);
-    if (back.slots > 0) this.freeLater(k, k.split(" "), lease.id, back.slots);
+    if (back.slots > 0) this.freeLater(k, k.split(" "), lease, back.slots);
   }
 
   /** Gives back leases past their time and sends every key's settlements, in one round trip. */
@@ -329,12 +332,21 @@ export class Limiter {
   }
 }
 
+/**
+ * Per scope of the key (`all`, the settle script's KEYS), where a lease granted `granted` slots holds
+ * them: '0' nowhere (the scope limits no concurrency), '1' its only slot, '2' more (limit-script.ts).
+ */
+function slotsAt(all: string[], limits: ScopeLimits[], granted: number): string {
+  const held = granted > 1 ? "2" : "1";
+  return all.map((prefix) => (limits.some((l) => l.concurrent !== null && prefixOf(l) === prefix) ? held : "0")).join("");
+}
+
 /** The settle script's ARGV for one key: one call, plus one more per extra minute with unused requests. */
 function settleCalls(p: Pending, now: number): (string | number)[][] {
   const month = monthOf(now);
   const [first, ...more] = p.unused.length ? p.unused : [[0, 0] as [number, number]];
   return [
-    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], ...[...p.slots].flat()],
+    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], ...[...p.slots].flatMap(([id, s]) => [id, s.count, s.at])],
     ...more.map(([bucket, n]) => [...p.prefixes, now, WINDOW_MS, 0, 0, month, bucket, n]),
   ];
 }

@@ -173,6 +173,23 @@ describe("limits counted in Redis, shared by every gateway", () => {
     await Promise.all([a.close(), c.close()]);
   });
 
+  it("slots are freed at the scope that limits them, whichever of the key's scopes that is", async () => {
+    // The team limits concurrency and the org only rates, so the team's slots are at the second of
+    // the key's four scopes (the settle script's KEYS), as a lease of one and as a lease of four.
+    for (const [concurrent, lease] of [[2, 1], [200, 4]] as const) {
+      const key = keyInfo();
+      const l = new Limiter(conns[0]!, book([limits(key, "org", { rpm: 100_000 }), limits(key, "team", { concurrent })]), new Registry());
+      const team = `llmgw:lim:team:${key.teamId}`;
+      const got = await l.admit(key);
+      assert.equal(got.refused, null);
+      assert.equal(await holding(team), lease, `a lease of ${lease} holds its slots at the team`);
+      got.release(nothing);
+      await l.close();
+      assert.equal(await holding(team), 0, `a lease of ${lease} freed its slots`);
+      assert.equal(await conns[1]!.exists(`llmgw:lim:org:${key.orgId}:leases`), 0, "the org holds none");
+    }
+  });
+
   it("a lease's unused requests and free slots go back to Redis once it lapses", async () => {
     const key = keyInfo();
     const l = new Limiter(conns[0]!, book([limits(key, "key", { rpm: 1_000, concurrent: 500 })]), new Registry()); // leases of 10
@@ -214,7 +231,8 @@ describe("limits counted in Redis, shared by every gateway", () => {
     const prefix = `llmgw:lim:key:${randomUUID()}`;
     // rpm, tpm: none; 5 at once; no budget. Wanting 10, a lease gets the 5 there are.
     const admit = (id: string, want: number) => r.testAdmit(1, prefix, Date.now(), 60_000, id, 200, "2026-12", want, -1, -1, 5, -1);
-    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, id, slots);
+    // Each lease here holds more than one slot at the one scope: '2' (limit-script.ts).
+    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, id, slots, "2");
     assert.deepEqual((await admit("dies", 10)).slice(0, 2), [1, 5]);
     assert.deepEqual((await admit("waits", 1)).slice(0, 3), [0, 1, "concurrent"], "all five are held");
     await new Promise((res) => setTimeout(res, 250));
@@ -233,6 +251,9 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(await holding(prefix), 0);
     assert.equal(await conns[1]!.zcard(`${prefix}:leases`), 0, "a lease with no slots left is gone");
     assert.equal(await conns[1]!.hlen(`${prefix}:held`), 1, "and so is what it held past its first; the sum is 0");
+    assert.deepEqual((await admit("one", 1)).slice(0, 2), [1, 1]);
+    await r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, "one", 1, "1");
+    assert.equal(await holding(prefix), 0, "a lease of one goes with its slot");
   });
 
   it("with Redis unreachable, limits hold per process, a metric counts it and no request fails", async () => {
