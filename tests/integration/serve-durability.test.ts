@@ -1,9 +1,16 @@
 // The serve workflow survives its worker being killed mid-way: while it waits for a slow engine to
 // load, the worker is SIGKILLed and another started; the model still becomes ready with exactly
-// the wanted number of engine processes — none leaked, none doubled.
+// the wanted number of engine processes — none leaked, none doubled. And a model's workflow that
+// took a repair signal and a serve update in one workflow task replays (a worker restarted later
+// must not find it nondeterministic).
 import assert from "node:assert/strict";
+import { fileURLToPath } from "node:url";
 import { after, before, it } from "node:test";
+import { Worker } from "@temporalio/worker";
 import { waitFor } from "../../common/children.ts";
+import { temporalClient } from "../../common/temporal.ts";
+import { repairSignal } from "../../workflows/messages.ts";
+import { modelWorkflowId } from "../../workflows/model-types.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 interface Op {
@@ -69,3 +76,43 @@ it("a second serve of the same model with fewer replicas stops the surplus, newe
   await serve(1);
   await waitFor("surplus engines to exit", async () => p.enginePids(model).length === 1, 20_000);
 });
+
+for (const first of ["update", "signal"] as const) {
+  it(`a model's workflow that took a repair signal and a serve update in one task replays (the ${first} sent first)`, async () => {
+    const model = uniqueModel("replay");
+    const serve = () => p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { engine: "sim", replicas: 1 });
+    const complete = (operationId: string) =>
+      waitFor(`${operationId} to complete`, async () => {
+        const op = await p.admin<Op>("GET", `/operations/${operationId}`);
+        if (op.status === "FAILED") throw new Error(`${operationId} failed`);
+        return op.status === "COMPLETED";
+      }, 120_000, 250);
+    await complete((await serve()).operationId);
+    // With no worker, the update waits and the repair signal (what the fleet watch sends when an
+    // engine dies) lands beside it: the next worker gets both in one workflow task, as `llmgw up`
+    // did when run again over a served model (the update first there).
+    await p.kill("worker-temporal", "SIGKILL");
+    const temporal = await temporalClient();
+    try {
+      const handle = temporal.client.workflow.getHandle(modelWorkflowId(model));
+      const signal = () => handle.signal(repairSignal, { reason: "a replica's engine died" });
+      if (first === "signal") await signal();
+      const served = serve();
+      await new Promise((r) => setTimeout(r, 1000));
+      if (first === "update") await signal();
+      await p.start("worker-temporal");
+      await complete((await served).operationId);
+      const history = await handle.fetchHistory();
+      // Each event by the attributes it carries: "workflowTaskStarted" and so on.
+      const kinds = history.events!.map((e) => Object.keys(e).find((k) => k.endsWith("EventAttributes") && e[k as keyof typeof e] != null)?.replace("EventAttributes", ""));
+      const signalled = kinds.lastIndexOf("workflowExecutionSignaled");
+      const taskStarted = kinds.indexOf("workflowTaskStarted", signalled);
+      assert.ok(signalled > 0 && taskStarted > signalled, "the repair signal is in the history");
+      assert.equal(kinds[kinds.indexOf("workflowTaskCompleted", taskStarted) + 1], "workflowExecutionUpdateAccepted", "the signal and the update came in one task");
+      // A fresh worker replays it from the start: the whole history, no cache.
+      await Worker.runReplayHistory({ workflowsPath: fileURLToPath(new URL("../../workflows/index.ts", import.meta.url)) }, history, modelWorkflowId(model));
+    } finally {
+      await temporal.close();
+    }
+  });
+}
