@@ -1,6 +1,7 @@
 // Admin API errors: JSON naming the field at fault, with the status that fits.
 import type { NextFunction, Request, Response } from "express";
 import { z } from "zod";
+import { log } from "../../common/logging.ts";
 
 export class AdminError extends Error {
   constructor(
@@ -21,7 +22,7 @@ export function check<T>(schema: z.ZodType<T>, value: unknown): T {
   throw new AdminError(400, `${field ?? "body"}: ${issue.message}`, field);
 }
 
-export function adminErrorHandler(err: unknown, _req: Request, res: Response, _next: NextFunction): void {
+export function adminErrorHandler(err: unknown, req: Request, res: Response, _next: NextFunction): void {
   if (res.headersSent) return void res.end();
   const e = err as { type?: string; message?: string };
   const a =
@@ -30,5 +31,7 @@ export function adminErrorHandler(err: unknown, _req: Request, res: Response, _n
       : e?.type === "entity.parse.failed"
         ? new AdminError(400, "the body is not valid JSON")
         : new AdminError(500, "internal error");
+  // The caller sees only "internal error"; the operator's log says what it was (no body, no headers).
+  if (a.status >= 500 && !(err instanceof AdminError)) log.error("admin request failed inside the gateway", { method: req.method, path: req.path, error: err as Error });
   res.status(a.status).json({ error: { message: a.message, field: a.field } });
 }
