@@ -64,6 +64,7 @@ const schema = z.object({
   /** The unprivileged user engines run as (the agent must then run as root); unset: the agent's own. */
   LLMGW_ENGINE_USER: z.string().optional(),
   LLMGW_LOG_LEVEL: z.enum(["debug", "info", "warn", "error"]).default("info"),
+  LLMGW_LOOP_MONITOR_MS: z.coerce.number().int().min(1).max(10_000).default(100),
   // Slurm beside llmgw: whether it is used, its controller (host[:port], for status), the partition
   // lent nodes serve in, and which llmgw nodes may be lent ("*" every one, else a comma list).
   LLMGW_SLURM_ENABLED: z.enum(["0", "1"]).default("0"),

@@ -2,13 +2,19 @@
 import http from "node:http";
 import type { AddressInfo } from "node:net";
 import { collectDefaultMetrics, type Registry } from "prom-client";
+import { config } from "./config.ts";
 
 /** prom-client's gauges named like counters, which `promtool check metrics` rejects. */
 const MISNAMED_DEFAULTS = ["nodejs_active_handles_total", "nodejs_active_requests_total", "nodejs_active_resources_total"];
 
-/** prom-client's process and Node.js metrics under `prefix`, less the ones misnamed upstream. */
+/**
+ * prom-client's process and Node.js metrics under `prefix`, less the ones misnamed upstream. The
+ * event-loop delay is sampled every LLMGW_LOOP_MONITOR_MS, not prom-client's 10: each sample wakes
+ * the process, and at 10 ms an idle process spent 6.6 ms of CPU a second on it (0.9 at 100 ms;
+ * docs/benchmarks.md, stop 23).
+ */
 export function collectProcessMetrics(registry: Registry, prefix: string): void {
-  collectDefaultMetrics({ register: registry, prefix });
+  collectDefaultMetrics({ register: registry, prefix, eventLoopMonitoringPrecision: config().LLMGW_LOOP_MONITOR_MS });
   for (const name of MISNAMED_DEFAULTS) registry.removeSingleMetric(prefix + name);
 }
 

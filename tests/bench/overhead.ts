@@ -29,6 +29,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { LLMGW_BIN, nodeFlagsFor, waitFor } from "../../common/children.ts";
+import { loadConfig } from "../../common/config.ts";
 import { startPlatform, uniqueModel } from "../helpers/platform.ts";
 import { cpuSeconds, loadAverage, openLoop, runQueueWaitMs, repoRoot, startSimProcess, stealMs, type LoadResult, type Target } from "./load.ts";
 
@@ -117,6 +118,7 @@ async function main(): Promise<void> {
     const gatewayPid = ownGateway?.pid ?? p.children.get("gateway")!.proc.pid!;
     usageWorker = p.children.get("worker-usage")!.proc;
     const gatewayMetrics = `http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`;
+    const loopMs = loopTimerMs(p.env);
 
     const targets: Target[] = [
       { name: "sim", url: sim.url, model: "sim-chat" },
@@ -159,7 +161,7 @@ async function main(): Promise<void> {
         // Each target sat idle while the others ran: a second of the same load first, so what is
         // measured is the steady state (its p99 is kept: the step up from idle, printed apart).
         const fromIdle = await openLoop(pools.get(t.name)!, t, rate, 1);
-        const stalls0 = t.name === "gateway" ? await loopStalls(gatewayMetrics) : null;
+        const stalls0 = t.name === "gateway" ? await loopStalls(gatewayMetrics, loopMs) : null;
         const rest0 = t.name === "gateway" ? restCpu(p.children) : null;
         const cpu0 = pid ? cpuSeconds(pid) : 0;
         const waited0 = pid ? runQueueWaitMs(pid) : 0;
@@ -174,7 +176,7 @@ async function main(): Promise<void> {
         }
         if (pid) waitPerS.set(t.name, ((runQueueWaitMs(pid) - waited0) / (performance.now() - started)) * 1000);
         stealPerS.set(t.name, ((stealMs() - steal0) / (performance.now() - started)) * 1000);
-        if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics)));
+        if (stalls0) stalls.set(rate, diffStalls(stalls0, await loopStalls(gatewayMetrics, loopMs)));
         if (t.name === "gw-paused") usageWorker.kill("SIGCONT");
         out.set(t.name, r);
       }
@@ -193,7 +195,7 @@ async function main(): Promise<void> {
     if (repeat > 1) printMedians(runs, rows);
     // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
     const lastRun = repeat > 1 ? " (the last of the runs)" : "";
-    process.stdout.write(`\ngateway process during each run${lastRun}: event-loop delay max / p99 (ms past the 10 ms timer), GC pauses (count, total ms)\n`);
+    process.stdout.write(`\ngateway process during each run${lastRun}: event-loop delay max / p99 (ms past the ${loopMs} ms timer), GC pauses (count, total ms)\n`);
     for (const [rate, st] of stalls) {
       process.stdout.write(`${String(rate).padStart(6)}  loop max ${st.loopMaxMs.toFixed(1)}  p99 ${st.loopP99Ms.toFixed(1)}  GC ${st.gcCount} pauses, ${st.gcMs.toFixed(1)} ms (minor ${st.minorCount}, ${st.minorMs.toFixed(1)} ms)\n`);
       rows.push({ rate, target: "gateway-process", loop_max_ms: st.loopMaxMs, loop_p99_ms: st.loopP99Ms, gc_pauses: st.gcCount, gc_ms: st.gcMs, minor_gc_pauses: st.minorCount, minor_gc_ms: st.minorMs });
@@ -284,8 +286,8 @@ function restCpu(children: Map<string, { proc: { pid?: number } }>): Map<string,
   return out;
 }
 
-/** prom-client's default event-loop monitor resolution. */
-const LOOP_TIMER_MS = 10;
+/** The gateway's event-loop monitor resolution (common/metrics-server.ts), from the env it was started with. */
+const loopTimerMs = (env: NodeJS.ProcessEnv) => loadConfig(env).LLMGW_LOOP_MONITOR_MS;
 
 interface Stalls {
   loopMaxMs: number;
@@ -301,13 +303,13 @@ interface Stalls {
  * The gateway's own event-loop delay and GC from its /metrics (prom-client's default metrics):
  * reading it also resets the loop-delay histogram, so the next read covers just the run between.
  */
-async function loopStalls(url: string): Promise<Stalls> {
+async function loopStalls(url: string, timerMs: number): Promise<Stalls> {
   const text = await (await fetch(url)).text();
   const value = (re: RegExp) => text.split("\n").filter((l) => re.test(l)).reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(" ") + 1)), 0);
   return {
-    // prom-client's figures are the whole interval of node's 10 ms loop timer: the delay is past that.
-    loopMaxMs: Math.max(0, value(/^\w*nodejs_eventloop_lag_max_seconds /) * 1000 - LOOP_TIMER_MS),
-    loopP99Ms: Math.max(0, value(/^\w*nodejs_eventloop_lag_p99_seconds /) * 1000 - LOOP_TIMER_MS),
+    // prom-client's figures are the whole interval of node's loop timer: the delay is past that.
+    loopMaxMs: Math.max(0, value(/^\w*nodejs_eventloop_lag_max_seconds /) * 1000 - timerMs),
+    loopP99Ms: Math.max(0, value(/^\w*nodejs_eventloop_lag_p99_seconds /) * 1000 - timerMs),
     gcCount: value(/^\w*nodejs_gc_duration_seconds_count\{/),
     gcMs: value(/^\w*nodejs_gc_duration_seconds_sum\{/) * 1000,
     minorCount: value(/^\w*nodejs_gc_duration_seconds_count\{kind="minor"/),
