@@ -83,14 +83,15 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   });
   setHandler(publishUpdate, (command) => enqueue({ kind: "publish", command }), { validator: (_cmd) => roomInQueue() });
 
-  installOnDemand(state, pending, enqueue);
-  // Every handler of a task ends before the next operation starts, so an update's answer always
-  // comes before the child it queued. A signal and an update that arrive in one workflow task are
-  // not handed to the workflow in the same order on replay as live: without this wait the child
-  // started after the update's completion live and before it on replay, and a restarted worker
-  // found the workflow nondeterministic (tests/integration/serve-durability.test.ts). Runs begun
-  // before this change keep their order until they continue as new (tests/unit/model-entity-replay.test.ts).
+  // Every handler of a task ends before the next operation (or the idle watch's check) starts, so an
+  // update's answer always comes before the child it queued. A signal and an update that arrive in
+  // one workflow task are not handed to the workflow in the same order on replay as live: without
+  // this wait the child started after the update's completion live and before it on replay, and a
+  // restarted worker found the workflow nondeterministic (tests/integration/serve-durability.test.ts).
+  // Runs begun before this change keep their order until they continue as new
+  // (tests/unit/model-entity-replay.test.ts).
   const handlersFirst = patched("handlers-before-operations");
+  installOnDemand(state, pending, enqueue, handlersFirst);
 
   for (;;) {
     await condition(() => pending.length > 0 || tooLong());

@@ -2,7 +2,7 @@
 // (one at a time, however many gateways ask), and an idle watch queues a sleep once no request has
 // come for the model's idle_after (read live at every check, so `ctl model set` needs no restart).
 // Wake and sleep run as serve children like any other operation, so they never fight another one.
-import { condition, executeChild, patched, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
+import { allHandlersFinished, condition, executeChild, patched, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
 import { settingsSignal, wakeSignal } from "./messages.ts";
 import type { ModelState, OperationRecord, ServeCommand } from "./model-types.ts";
@@ -37,8 +37,11 @@ export function noteServed(state: ModelState): void {
 const asleep = (state: ModelState) => state.onDemand?.phase === "sleeping";
 const awake = (state: ModelState) => (state.desired?.replicas ?? 0) > 0 && !asleep(state);
 
-/** Installs the wake signal and starts the idle watch; called once at the workflow's start. */
-export function installOnDemand(state: ModelState, pending: OperationRecord[], enqueue: Enqueue): void {
+/**
+ * Installs the wake signal and starts the idle watch; called once at the workflow's start.
+ * `handlersFirst`: the entity's patch handlers-before-operations (model-entity.ts) is on.
+ */
+export function installOnDemand(state: ModelState, pending: OperationRecord[], enqueue: Enqueue, handlersFirst: boolean): void {
   setHandler(settingsSignal, () => void (state.idleWatch = true));
   setHandler(wakeSignal, (command) => {
     state.idleWatch = true;
@@ -49,18 +52,25 @@ export function installOnDemand(state: ModelState, pending: OperationRecord[], e
     setPhase(state, "waking");
   });
   // Histories written before the idle watch existed replay without it.
-  if (patched("on-demand-idle-watch")) void idleWatch(state, pending, enqueue);
+  if (patched("on-demand-idle-watch")) void idleWatch(state, pending, enqueue, handlersFirst);
 }
 
 /**
  * Watches only a model known to be on demand (a wake or a settings change said so), so the
  * entity workflow of an always-on model polls nothing and its history does not grow.
  */
-async function idleWatch(state: ModelState, pending: OperationRecord[], enqueue: Enqueue): Promise<void> {
+async function idleWatch(state: ModelState, pending: OperationRecord[], enqueue: Enqueue, handlersFirst: boolean): Promise<void> {
   // Histories from before the watch waited for a signal polled every model once a minute.
   const onSignal = patched("idle-watch-on-signal");
+  const due = () => (!onSignal || state.idleWatch === true) && awake(state) && pending.length === 0;
   for (;;) {
-    await condition(() => (!onSignal || state.idleWatch === true) && awake(state) && pending.length === 0);
+    await condition(due);
+    // As the main loop: the task's other handlers end first (an update there may queue an
+    // operation), then the watch looks again, whatever order replay hands them over in.
+    if (handlersFirst) {
+      await condition(allHandlersFinished);
+      if (!due()) continue;
+    }
     const check = await act.idleCheck({ model: state.name, awakeSince: state.onDemand?.since ?? 0 });
     if (!check.onDemand) {
       if (onSignal) state.idleWatch = false;

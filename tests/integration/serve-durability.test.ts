@@ -9,7 +9,7 @@ import { after, before, it } from "node:test";
 import { Worker } from "@temporalio/worker";
 import { waitFor } from "../../common/children.ts";
 import { temporalClient } from "../../common/temporal.ts";
-import { repairSignal } from "../../workflows/messages.ts";
+import { repairSignal, settingsSignal } from "../../workflows/messages.ts";
 import { modelWorkflowId } from "../../workflows/model-types.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
@@ -77,8 +77,11 @@ it("a second serve of the same model with fewer replicas stops the surplus, newe
   await waitFor("surplus engines to exit", async () => p.enginePids(model).length === 1, 20_000);
 });
 
-for (const first of ["update", "signal"] as const) {
-  it(`a model's workflow that took a repair signal and a serve update in one task replays (the ${first} sent first)`, async () => {
+// The repair signal queues an operation; the settings signal starts the idle watch (on-demand.ts),
+// which asks an activity whether the model is idle.
+const signals = { repair: () => [repairSignal, { reason: "a replica's engine died" }], settings: () => [settingsSignal] } as const;
+for (const [name, args] of Object.entries(signals)) for (const first of ["update", "signal"] as const) {
+  it(`a model's workflow that took a ${name} signal and a serve update in one task replays (the ${first} sent first)`, async () => {
     const model = uniqueModel("replay");
     const serve = () => p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { engine: "sim", replicas: 1 });
     const complete = (operationId: string) =>
@@ -95,7 +98,7 @@ for (const first of ["update", "signal"] as const) {
     const temporal = await temporalClient();
     try {
       const handle = temporal.client.workflow.getHandle(modelWorkflowId(model));
-      const signal = () => handle.signal(repairSignal, { reason: "a replica's engine died" });
+      const signal = () => (handle.signal as (...a: unknown[]) => Promise<void>)(...args());
       if (first === "signal") await signal();
       const served = serve();
       await new Promise((r) => setTimeout(r, 1000));
@@ -107,7 +110,7 @@ for (const first of ["update", "signal"] as const) {
       const kinds = history.events!.map((e) => Object.keys(e).find((k) => k.endsWith("EventAttributes") && e[k as keyof typeof e] != null)?.replace("EventAttributes", ""));
       const signalled = kinds.lastIndexOf("workflowExecutionSignaled");
       const taskStarted = kinds.indexOf("workflowTaskStarted", signalled);
-      assert.ok(signalled > 0 && taskStarted > signalled, "the repair signal is in the history");
+      assert.ok(signalled > 0 && taskStarted > signalled, "the signal is in the history");
       assert.equal(kinds[kinds.indexOf("workflowTaskCompleted", taskStarted) + 1], "workflowExecutionUpdateAccepted", "the signal and the update came in one task");
       // A fresh worker replays it from the start: the whole history, no cache.
       await Worker.runReplayHistory({ workflowsPath: fileURLToPath(new URL("../../workflows/index.ts", import.meta.url)) }, history, modelWorkflowId(model));
