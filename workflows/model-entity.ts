@@ -11,6 +11,7 @@ import {
   sleep,
   workflowInfo,
 } from "@temporalio/workflow";
+import { settled } from "./handlers-first.ts";
 import { serveModel } from "./serve.ts";
 import { canaryUpdate, evacuateSignal, publishUpdate, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
 import { canary } from "./canary.ts";
@@ -94,8 +95,7 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   installOnDemand(state, pending, enqueue, handlersFirst);
 
   for (;;) {
-    await condition(() => pending.length > 0 || tooLong());
-    if (handlersFirst) await condition(allHandlersFinished);
+    await settled(() => pending.length > 0 || tooLong(), handlersFirst);
     if (pending.length === 0) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof modelEntity>(compact(state));

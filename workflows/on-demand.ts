@@ -2,8 +2,9 @@
 // (one at a time, however many gateways ask), and an idle watch queues a sleep once no request has
 // come for the model's idle_after (read live at every check, so `ctl model set` needs no restart).
 // Wake and sleep run as serve children like any other operation, so they never fight another one.
-import { allHandlersFinished, condition, executeChild, patched, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
+import { condition, executeChild, patched, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { settled } from "./handlers-first.ts";
 import { settingsSignal, wakeSignal } from "./messages.ts";
 import type { ModelState, OperationRecord, ServeCommand } from "./model-types.ts";
 import type { OnDemandPhase, SleepCommand, WakeCommand } from "./on-demand-types.ts";
@@ -64,13 +65,9 @@ async function idleWatch(state: ModelState, pending: OperationRecord[], enqueue:
   const onSignal = patched("idle-watch-on-signal");
   const due = () => (!onSignal || state.idleWatch === true) && awake(state) && pending.length === 0;
   for (;;) {
-    await condition(due);
-    // As the main loop: the task's other handlers end first (an update there may queue an
-    // operation), then the watch looks again, whatever order replay hands them over in.
-    if (handlersFirst) {
-      await condition(allHandlersFinished);
-      if (!due()) continue;
-    }
+    // As the main loop: an update in the same task may queue an operation, so the watch looks
+    // again once the task's handlers have ended.
+    await settled(due, handlersFirst);
     const check = await act.idleCheck({ model: state.name, awakeSince: state.onDemand?.since ?? 0 });
     if (!check.onDemand) {
       if (onSignal) state.idleWatch = false;

@@ -78,7 +78,9 @@ it("a second serve of the same model with fewer replicas stops the surplus, newe
 });
 
 // The repair signal queues an operation; the settings signal starts the idle watch (on-demand.ts),
-// which asks an activity whether the model is idle.
+// which asks an activity whether the model is idle. Before handlers-before-operations the two
+// "update sent first" cases failed to replay; the "signal sent first" ones passed, and stay here so
+// that the fix is shown not to break that order.
 const signals = { repair: () => [repairSignal, { reason: "a replica's engine died" }], settings: () => [settingsSignal] } as const;
 for (const [name, args] of Object.entries(signals)) for (const first of ["update", "signal"] as const) {
   it(`a model's workflow that took a ${name} signal and a serve update in one task replays (the ${first} sent first)`, async () => {
