@@ -11,6 +11,7 @@ import pg from "pg";
 import { ensureDatabase, migrate } from "../../common/migrate.ts";
 import { adminClientFor, type AdminClient } from "../../ctl/admin-client.ts";
 import { startChild, stopChild, tail, waitFor, LLMGW_BIN, type Child } from "../../common/children.ts";
+import "./keep-alive.ts";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
