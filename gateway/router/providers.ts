@@ -3,7 +3,7 @@
 // breakers work per key exactly as per replica; its weight is the provider's times the key's.
 // Rebuilt from the catalog's timer when the providers or a keys file change; an endpoint whose
 // provider and key stayed keeps its pool, breaker and counts.
-import { Pool } from "undici";
+import { upstreamPool } from "./upstream-pool.ts";
 import type { OutsideProvider } from "../../common/catalog-providers.ts";
 import { Breaker } from "./breaker.ts";
 import { KeysFile } from "./provider-keys.ts";
@@ -92,7 +92,7 @@ function makeEndpoint(id: string, model: string, p: OutsideProvider, authorizati
     version: `outside:${p.name}`,
     nodeId: "outside",
     url: p.base_url,
-    pool: new Pool(base.origin, { connections: p.slots, pipelining: 1, keepAliveTimeout: 30_000 }),
+    pool: upstreamPool(base.origin, p.slots),
     inflight: 0,
     slots: p.slots,
     running: 0,

@@ -1,6 +1,6 @@
 // The endpoint registry: every ready replica per model, loaded from the store at start and kept
 // current from the change feed. A replica that leaves gets no new requests; in-flight ones finish.
-import { Pool } from "undici";
+import type { Pool } from "undici";
 import { z } from "zod";
 import type { VersionWeights } from "./version-weights.ts";
 import type { PrismaClient } from "../../common/db.ts";
@@ -12,6 +12,7 @@ import { parseProviders } from "../../common/catalog-providers.ts";
 import { ModelProviders, type OutsideTarget } from "./providers.ts";
 import { MetricsScraper } from "./scraper.ts";
 import { SmoothedTtft } from "./ttft.ts";
+import { upstreamPool } from "./upstream-pool.ts";
 
 export interface Endpoint {
   id: string;
@@ -276,7 +277,7 @@ export class Registry {
     const group = this.group(r.model);
     const e: Endpoint = {
       ...r,
-      pool: new Pool(r.url, { connections: 256, pipelining: 1, keepAliveTimeout: 30_000 }),
+      pool: upstreamPool(r.url, 256),
       inflight: 0,
       slots: this.slots,
       running: 0,
