@@ -5,7 +5,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { startChild, stopChild, waitFor, type Child } from "../../common/children.ts";
-import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { freePort, startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 describe("limits across two gateways", () => {
   let p: Platform;
@@ -27,10 +27,11 @@ describe("limits across two gateways", () => {
     p = await startPlatform();
     const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
-    const port = 30000 + Math.floor(Math.random() * 5000) * 4;
-    secondUrl = `http://127.0.0.1:${port}`;
+    // Ports the system has free now: a random block once hit a port in use (CI: EADDRINUSE).
+    const [client, admin, metrics, control] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
+    secondUrl = `http://127.0.0.1:${client}`;
     second = startChild("gateway-2", ["gateway"], {
-      env: { ...p.env, LLMGW_CLIENT_PORT: String(port), LLMGW_ADMIN_PORT: String(port + 1), LLMGW_METRICS_PORT: String(port + 2), LLMGW_CONTROL_PORT: String(port + 3) },
+      env: { ...p.env, LLMGW_CLIENT_PORT: String(client), LLMGW_ADMIN_PORT: String(admin), LLMGW_METRICS_PORT: String(metrics), LLMGW_CONTROL_PORT: String(control) },
       logDir: path.join(p.dataDir, "logs"),
     });
     await waitFor("the second gateway", async () => (await fetch(`${secondUrl}/health`)).ok, 60_000);
