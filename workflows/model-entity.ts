@@ -12,6 +12,7 @@ import {
   workflowInfo,
 } from "@temporalio/workflow";
 import { settled } from "./handlers-first.ts";
+import { SignalDecisions } from "./signal-decisions.ts";
 import { serveModel } from "./serve.ts";
 import { canaryUpdate, evacuateSignal, publishUpdate, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
 import { canary } from "./canary.ts";
@@ -49,15 +50,21 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     if (pending.length >= MAX_PENDING) throw ApplicationFailure.nonRetryable(`model ${state.name} already has ${pending.length} operations waiting; try later`);
   };
 
+  const decisions = new SignalDecisions();
+
   setHandler(stateQuery, () => state);
-  setHandler(evacuateSignal, (command) => {
-    if (!pending.some((o) => o.kind === "evacuate" && o.command.nodeId === command.nodeId && o.state === "queued")) enqueue({ kind: "evacuate", command });
-  });
+  setHandler(evacuateSignal, (command) =>
+    decisions.decide(() => {
+      if (!pending.some((o) => o.kind === "evacuate" && o.command.nodeId === command.nodeId && o.state === "queued")) enqueue({ kind: "evacuate", command });
+    }),
+  );
   // A dead replica: serve the desired state again, unless parked, asleep or a repair is already queued.
-  setHandler(repairSignal, () => {
-    if (!state.desired || state.parked || state.onDemand?.phase === "sleeping" || pending.some((o) => o.state === "queued" && o.kind === "serve")) return;
-    enqueue({ kind: "serve", command: { ...state.desired }, repair: true });
-  });
+  setHandler(repairSignal, () =>
+    decisions.decide(() => {
+      if (!state.desired || state.parked || state.onDemand?.phase === "sleeping" || pending.some((o) => o.state === "queued" && o.kind === "serve")) return;
+      enqueue({ kind: "serve", command: { ...state.desired }, repair: true });
+    }),
+  );
   setHandler(serveUpdate, (command) => {
     // An operator's serve is a fresh start: it unparks the model.
     state.parked = null;
@@ -92,10 +99,13 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   // Runs begun before this change keep their order until they continue as new
   // (tests/unit/model-entity-replay.test.ts).
   const handlersFirst = patched("handlers-before-operations");
-  installOnDemand(state, pending, enqueue, handlersFirst);
+  installOnDemand(state, pending, enqueue, handlersFirst, decisions);
+  decisions.enable(patched("signal-decisions-after-results"));
 
   for (;;) {
+    decisions.loopWaits = true;
     await settled(() => pending.length > 0 || tooLong(), handlersFirst);
+    decisions.loopWaits = false;
     if (pending.length === 0) {
       await condition(allHandlersFinished);
       return continueAsNew<typeof modelEntity>(compact(state));

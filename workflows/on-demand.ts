@@ -10,6 +10,7 @@ import type { ModelState, OperationRecord, ServeCommand } from "./model-types.ts
 import type { OnDemandPhase, SleepCommand, WakeCommand } from "./on-demand-types.ts";
 import { operationSearchAttributes } from "./search-attributes.ts";
 import { serveModel } from "./serve.ts";
+import type { SignalDecisions } from "./signal-decisions.ts";
 
 const act = proxyActivities<Activities>({
   startToCloseTimeout: "10 seconds",
@@ -40,18 +41,21 @@ const awake = (state: ModelState) => (state.desired?.replicas ?? 0) > 0 && !asle
 
 /**
  * Installs the wake signal and starts the idle watch; called once at the workflow's start.
- * `handlersFirst`: the entity's patch handlers-before-operations (model-entity.ts) is on.
+ * `handlersFirst`: the entity's patch handlers-before-operations (model-entity.ts) is on; the wake
+ * decides when `decisions` says (signal-decisions.ts).
  */
-export function installOnDemand(state: ModelState, pending: OperationRecord[], enqueue: Enqueue, handlersFirst: boolean): void {
+export function installOnDemand(state: ModelState, pending: OperationRecord[], enqueue: Enqueue, handlersFirst: boolean, decisions: SignalDecisions): void {
   setHandler(settingsSignal, () => void (state.idleWatch = true));
-  setHandler(wakeSignal, (command) => {
-    state.idleWatch = true;
-    // One wake at a time; a model already up (and not about to sleep) has nothing to wake.
-    if (pending.some((o) => o.kind === "wake")) return;
-    if (awake(state) && !pending.some((o) => o.kind === "sleep")) return;
-    enqueue({ kind: "wake", command });
-    setPhase(state, "waking");
-  });
+  setHandler(wakeSignal, (command) =>
+    decisions.decide(() => {
+      state.idleWatch = true;
+      // One wake at a time; a model already up (and not about to sleep) has nothing to wake.
+      if (pending.some((o) => o.kind === "wake")) return;
+      if (awake(state) && !pending.some((o) => o.kind === "sleep")) return;
+      enqueue({ kind: "wake", command });
+      setPhase(state, "waking");
+    }),
+  );
   // Histories written before the idle watch existed replay without it.
   if (patched("on-demand-idle-watch")) void idleWatch(state, pending, enqueue, handlersFirst);
 }

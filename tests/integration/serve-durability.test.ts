@@ -9,7 +9,7 @@ import { after, before, it } from "node:test";
 import { Worker } from "@temporalio/worker";
 import { waitFor } from "../../common/children.ts";
 import { temporalClient } from "../../common/temporal.ts";
-import { repairSignal, settingsSignal } from "../../workflows/messages.ts";
+import { evacuateSignal, repairSignal, settingsSignal, wakeSignal } from "../../workflows/messages.ts";
 import { modelWorkflowId } from "../../workflows/model-types.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
@@ -81,8 +81,16 @@ it("a second serve of the same model with fewer replicas stops the surplus, newe
 // which asks an activity whether the model is idle. Before handlers-before-operations the two
 // "update sent first" cases failed to replay; the "signal sent first" ones passed, and stay here so
 // that the fix is shown not to break that order.
-const signals = { repair: () => [repairSignal, { reason: "a replica's engine died" }], settings: () => [settingsSignal] } as const;
-for (const [name, args] of Object.entries(signals)) for (const first of ["update", "signal"] as const) {
+// Evacuate (a node no replica is on: the operation queues and finds nothing to move) and wake (the
+// model is up: it only starts the idle watch) take the same paths, in the order that used to fail.
+const signals = {
+  repair: () => [repairSignal, { reason: "a replica's engine died" }],
+  settings: () => [settingsSignal],
+  evacuate: () => [evacuateSignal, { nodeId: "node-replay-elsewhere" }],
+  wake: () => [wakeSignal, { reason: "a request for a sleeping model" }],
+} as const;
+const orders = { repair: ["update", "signal"], settings: ["update", "signal"], evacuate: ["update"], wake: ["update"] } as const;
+for (const [name, args] of Object.entries(signals)) for (const first of orders[name as keyof typeof orders]) {
   it(`a model's workflow that took a ${name} signal and a serve update in one task replays (the ${first} sent first)`, async () => {
     const model = uniqueModel("replay");
     const serve = () => p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { engine: "sim", replicas: 1 });
