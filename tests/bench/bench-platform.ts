@@ -18,8 +18,8 @@ export async function startBenchPlatform(opts: { replicas: number; simArgs: stri
   const p = await startPlatform({ env: opts.env });
   try {
     const model = uniqueModel("bench");
-    if (p.ctl(["projects", "create", "bench"]).code !== 0) throw new Error("could not create the project");
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", String(opts.replicas), ...opts.simArgs.map((a) => `--arg=${a}`), "--wait"]);
+    if ((await p.ctl(["projects", "create", "bench"])).code !== 0) throw new Error("could not create the project");
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", String(opts.replicas), ...opts.simArgs.map((a) => `--arg=${a}`), "--wait"]);
     if (served.code !== 0) throw new Error(served.stderr);
     const replicaUrls = async () => {
       const { data } = await p.admin<{ data: { name: string; replicas: { url: string; state: string }[] }[] }>("GET", "/models");
@@ -30,7 +30,7 @@ export async function startBenchPlatform(opts: { replicas: number; simArgs: stri
       p,
       model,
       async key(band) {
-        const created = p.ctl(["keys", "create", "--project", "bench", "--json"]);
+        const created = await p.ctl(["keys", "create", "--project", "bench", "--json"]);
         if (created.code !== 0) throw new Error(created.stderr);
         const k = JSON.parse(created.stdout) as { id: string; key: string };
         if (band && band !== "interactive") await setBand(p, k.id, band);

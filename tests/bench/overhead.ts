@@ -104,16 +104,16 @@ async function main(): Promise<void> {
     for (const name of ["worker-temporal", "worker-usage", "agent"] as const) await p.start(name);
     await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
     const model = uniqueModel("bench");
-    if (p.ctl(["projects", "create", "bench"]).code !== 0) throw new Error("could not create the project");
-    const created = p.ctl(["keys", "create", "--project", "bench", "--json"]);
+    if ((await p.ctl(["projects", "create", "bench"])).code !== 0) throw new Error("could not create the project");
+    const created = await p.ctl(["keys", "create", "--project", "bench", "--json"]);
     if (created.code !== 0) throw new Error(created.stderr);
     const { key, id: keyId } = JSON.parse(created.stdout) as { key: string; id: string };
     // Limits on, as in production: limits far above the load, so every request is counted and none refused.
     if (values.limits) {
-      const limited = p.ctl(["keys", "limits", keyId, "--rpm", "100000000", "--tpm", "1000000000", "--concurrent", "100000"]);
+      const limited = await p.ctl(["keys", "limits", keyId, "--rpm", "100000000", "--tpm", "1000000000", "--concurrent", "100000"]);
       if (limited.code !== 0) throw new Error(limited.stderr);
     }
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
     if (served.code !== 0) throw new Error(served.stderr);
     const gatewayPid = ownGateway?.pid ?? p.children.get("gateway")!.proc.pid!;
     usageWorker = p.children.get("worker-usage")!.proc;

@@ -65,20 +65,20 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
   before(async () => {
     p = await startPlatform();
     db = prisma(p.env.DATABASE_URL);
-    assert.equal(p.ctl(["projects", "create", "pix"]).code, 0);
-    key = (JSON.parse(p.ctl(["keys", "create", "--project", "pix", "--json"]).stdout) as { key: string }).key;
+    assert.equal((await p.ctl(["projects", "create", "pix"])).code, 0);
+    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "pix", "--json"])).stdout) as { key: string }).key;
     for (const m of [a, b]) {
-      const served = p.ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=20", "--wait", "--json"]);
+      const served = await p.ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=20", "--wait", "--json"]);
       assert.equal(served.code, 0, served.stderr);
       const r = await db.replica.findFirstOrThrow({ where: { modelName: m, state: "ready" } });
       urls[m] = r.url;
       replicaIds[m] = r.id;
     }
     await db.model.update({ where: { name: a }, data: { licence: "CreativeML Open RAIL++-M" } });
-    assert.equal(p.ctl(["prices", "set", a, "--picture", "0.02", "--mesh", "0.5"]).code, 0);
+    assert.equal((await p.ctl(["prices", "set", a, "--picture", "0.02", "--mesh", "0.5"])).code, 0);
     const file = nodePath.join(p.dataDir, "wf-all.json");
     fs.writeFileSync(file, JSON.stringify(allInputsWorkflow(allInputs, a)));
-    const added = p.ctl(["workflow", "add", "-f", file, "--json"]);
+    const added = await p.ctl(["workflow", "add", "-f", file, "--json"]);
     assert.equal(added.code, 0, added.stderr);
     assert.deepEqual(JSON.parse(added.stdout), { name: allInputs, created: true });
     client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key });
@@ -169,8 +169,8 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     const wav = await upload(WAV, "x.wav");
     const okInputs = { prompt: "x", cfg: 1, sampler: "euler", picture: mine, matte: mine, voice: wav, clip: await upload(MP4, "x.mp4"), notes: text };
     // A file of another project.
-    assert.equal(p.ctl(["projects", "create", "other"]).code, 0);
-    const otherKey = (JSON.parse(p.ctl(["keys", "create", "--project", "other", "--json"]).stdout) as { key: string }).key;
+    assert.equal((await p.ctl(["projects", "create", "other"])).code, 0);
+    const otherKey = (JSON.parse((await p.ctl(["keys", "create", "--project", "other", "--json"])).stdout) as { key: string }).key;
     const other = await new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: otherKey }).files.create({ file: await toFile(PICTURE, "o.png"), purpose: "vision" });
     const run = (inputs: Record<string, unknown>) => ["/workflows/runs", { model: allInputs, inputs: { ...okInputs, ...inputs } }] as const;
     const cases: [string, unknown, string][] = [
@@ -324,20 +324,20 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     assert.equal(await db.comfyWorkflow.count({ where: { name: "wf-refused" } }), 0);
     const file = nodePath.join(p.dataDir, "wf-bad.yaml");
     fs.writeFileSync(file, `name: wf-refused\nmodel: ${a}\ngraph: {"1": {class_type: SaveImage, inputs: {filename_prefix: "{{who}}"}}}\n`);
-    const refused = p.ctl(["workflow", "add", "-f", file]);
+    const refused = await p.ctl(["workflow", "add", "-f", file]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /\{\{who\}\}.*not a declared input/);
 
-    const listed = JSON.parse(p.ctl(["workflow", "list", "--json"]).stdout) as { name: string; nodes: number }[];
+    const listed = JSON.parse((await p.ctl(["workflow", "list", "--json"])).stdout) as { name: string; nodes: number }[];
     assert.deepEqual(listed.find((w) => w.name === allInputs)?.nodes, 9);
-    const shown = JSON.parse(p.ctl(["workflow", "show", allInputs, "--json"]).stdout) as { model: string; graph: Record<string, unknown>; inputs: unknown[] };
+    const shown = JSON.parse((await p.ctl(["workflow", "show", allInputs, "--json"])).stdout) as { model: string; graph: Record<string, unknown>; inputs: unknown[] };
     assert.equal(shown.model, a);
     assert.deepEqual(Object.keys(shown.graph), ["1", "2", "3", "4", "5", "6", "7", "8", "9"]);
     fs.writeFileSync(file, JSON.stringify({ ...ok, name: "wf-gone" }));
-    assert.equal(p.ctl(["workflow", "add", "-f", file]).code, 0);
-    assert.deepEqual(JSON.parse(p.ctl(["workflow", "remove", "wf-gone", "--json"]).stdout), { name: "wf-gone", removed: true });
-    assert.equal(p.ctl(["workflow", "show", "wf-gone"]).code, 1);
-    const audited = (JSON.parse(p.ctl(["audit", "--json"]).stdout) as { action: string; target: string }[]).filter((e) => e.target === "comfy-workflow/wf-gone").map((e) => e.action);
+    assert.equal((await p.ctl(["workflow", "add", "-f", file])).code, 0);
+    assert.deepEqual(JSON.parse((await p.ctl(["workflow", "remove", "wf-gone", "--json"])).stdout), { name: "wf-gone", removed: true });
+    assert.equal((await p.ctl(["workflow", "show", "wf-gone"])).code, 1);
+    const audited = (JSON.parse((await p.ctl(["audit", "--json"])).stdout) as { action: string; target: string }[]).filter((e) => e.target === "comfy-workflow/wf-gone").map((e) => e.action);
     assert.deepEqual(audited.sort(), ["comfy-workflow.remove", "comfy-workflow.save"]);
     const gone = await api<{ error: { param: string } }>("POST", "/workflows/runs", { model: "wf-gone", inputs: {} });
     assert.equal(gone.status, 404);
@@ -381,8 +381,8 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     assert.equal(got.purpose, "vision");
     const content = await client.files.content(id);
     assert.deepEqual(Buffer.from(await content.arrayBuffer()), PICTURE);
-    assert.equal(p.ctl(["projects", "create", "third"]).code, 0);
-    const thirdKey = (JSON.parse(p.ctl(["keys", "create", "--project", "third", "--json"]).stdout) as { key: string }).key;
+    assert.equal((await p.ctl(["projects", "create", "third"])).code, 0);
+    const thirdKey = (JSON.parse((await p.ctl(["keys", "create", "--project", "third", "--json"])).stdout) as { key: string }).key;
     const third = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: thirdKey });
     await assert.rejects(third.files.retrieve(id), OpenAI.NotFoundError);
     await assert.rejects(third.files.delete(id), OpenAI.NotFoundError);

@@ -34,10 +34,10 @@ describe("chat, completions and messages prompts held to the context length", ()
   before(async () => {
     p = await startPlatform();
     await p.admin("POST", "/models", { name: model, versions: [{ version: "v1", engine: "sim", context_length: CONTEXT, max_output: 64 }] });
-    const served = p.ctl(["model", "serve", model, "--replicas", "1", "--wait", "--json"]);
+    const served = await p.ctl(["model", "serve", model, "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
-    assert.equal(p.ctl(["projects", "create", "ctx"]).code, 0);
-    const created = p.ctl(["keys", "create", "--project", "ctx", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "ctx"])).code, 0);
+    const created = await p.ctl(["keys", "create", "--project", "ctx", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     const key = (JSON.parse(created.stdout) as { key: string }).key;
     openai = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });

@@ -14,9 +14,9 @@ describe("limits across two gateways", () => {
   const model = uniqueModel("e2e-limits");
   const refresh = () => new Promise((r) => setTimeout(r, 5_500)); // gateways reload limits and prices
 
-  const keyFor = (project: string) => {
-    assert.equal(p.ctl(["projects", "create", project]).code, 0);
-    const r = p.ctl(["keys", "create", "--project", project, "--json"]);
+  const keyFor = async (project: string) => {
+    assert.equal((await p.ctl(["projects", "create", project])).code, 0);
+    const r = await p.ctl(["keys", "create", "--project", project, "--json"]);
     assert.equal(r.code, 0, r.stderr);
     return (JSON.parse(r.stdout) as { key: string }).key;
   };
@@ -25,7 +25,7 @@ describe("limits across two gateways", () => {
 
   before(async () => {
     p = await startPlatform();
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
     // Ports the system has free now: a random block once hit a port in use (CI: EADDRINUSE).
     const [client, admin, metrics, control] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
@@ -42,8 +42,8 @@ describe("limits across two gateways", () => {
   });
 
   it("requests per minute hold across both gateways, with Retry-After", async () => {
-    const key = keyFor("rated");
-    const set = p.ctl(["limits", "set", "project", "rated", "--rpm", "4"]);
+    const key = await keyFor("rated");
+    const set = await p.ctl(["limits", "set", "project", "rated", "--rpm", "4"]);
     assert.equal(set.code, 0, set.stderr);
     await refresh();
     await ask(p.clientUrl, key);
@@ -57,14 +57,14 @@ describe("limits across two gateways", () => {
         return true;
       });
     }
-    const listed = JSON.parse(p.ctl(["limits", "list", "--json"]).stdout) as { scope: string; name: string; rpm: number }[];
+    const listed = JSON.parse((await p.ctl(["limits", "list", "--json"])).stdout) as { scope: string; name: string; rpm: number }[];
     assert.deepEqual(listed.find((l) => l.name === "rated"), { scope: "project", name: "rated", rpm: 4, tpm: null, concurrent: null, monthlyBudget: null });
   });
 
   it("a spent monthly budget is a 429 without Retry-After, on either gateway", async () => {
-    const key = keyFor("budgeted");
-    assert.equal(p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "1000"]).code, 0);
-    assert.equal(p.ctl(["limits", "set", "project", "budgeted", "--budget", "0.000001"]).code, 0);
+    const key = await keyFor("budgeted");
+    assert.equal((await p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "1000"])).code, 0);
+    assert.equal((await p.ctl(["limits", "set", "project", "budgeted", "--budget", "0.000001"])).code, 0);
     await refresh();
     await ask(p.clientUrl, key); // spends more than the 1 micro-unit budget
     await new Promise((r) => setTimeout(r, 300));
@@ -78,8 +78,8 @@ describe("limits across two gateways", () => {
     }
   });
 
-  it("limit names are checked: an unknown project names the existing ones", () => {
-    const r = p.ctl(["limits", "set", "project", "nope", "--rpm", "1"]);
+  it("limit names are checked: an unknown project names the existing ones", async () => {
+    const r = await p.ctl(["limits", "set", "project", "nope", "--rpm", "1"]);
     assert.equal(r.code, 1);
     assert.match(r.stderr, /projects: .*budgeted.*rated/);
   });

@@ -17,8 +17,8 @@ describe("model information and the limits it sets", () => {
   const served = uniqueModel("e2e-info");
   const idle = uniqueModel("e2e-idle");
 
-  const keyFor = (project: string, models: string[] = []) => {
-    const r = p.ctl(["keys", "create", "--project", project, ...models.flatMap((m) => ["--model", m]), "--json"]);
+  const keyFor = async (project: string, models: string[] = []) => {
+    const r = await p.ctl(["keys", "create", "--project", project, ...models.flatMap((m) => ["--model", m]), "--json"]);
     assert.equal(r.code, 0, r.stderr);
     return (JSON.parse(r.stdout) as { key: string }).key;
   };
@@ -37,10 +37,10 @@ describe("model information and the limits it sets", () => {
       versions: [{ version: "v1", engine: "sim", context_length: 2048, max_output: 64 }],
     });
     await p.admin("POST", "/models", { name: idle, owner: "other-co", versions: [{ version: "v3", engine: "sim", context_length: 8192, max_output: 512 }] });
-    const r = p.ctl(["model", "serve", served, "--replicas", "1", "--wait", "--json"]);
+    const r = await p.ctl(["model", "serve", served, "--replicas", "1", "--wait", "--json"]);
     assert.equal(r.code, 0, r.stderr);
-    assert.equal(p.ctl(["projects", "create", "info"]).code, 0);
-    key = keyFor("info");
+    assert.equal((await p.ctl(["projects", "create", "info"])).code, 0);
+    key = await keyFor("info");
     client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
     // The gateway reads the catalog every 5 s: wait (bounded) until both models are in it.
     const deadline = Date.now() + 15_000;
@@ -76,7 +76,7 @@ describe("model information and the limits it sets", () => {
   });
 
   it("a key limited to some models lists only those and may not retrieve the others", async () => {
-    const limited = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: keyFor("info", [served]), maxRetries: 0 });
+    const limited = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: await keyFor("info", [served]), maxRetries: 0 });
     assert.deepEqual((await listed(limited)).map((m) => m.id), [served]);
     await assert.rejects(limited.models.retrieve(idle), OpenAI.PermissionDeniedError);
   });

@@ -17,8 +17,8 @@ describe("error statuses as the SDKs' classes", () => {
   const unserved = uniqueModel("e2e-unserved");
   const messages = [{ role: "user" as const, content: "hi" }];
 
-  const newKey = (...extra: string[]) => {
-    const r = p.ctl(["keys", "create", "--project", "errs", ...extra, "--json"]);
+  const newKey = async (...extra: string[]) => {
+    const r = await p.ctl(["keys", "create", "--project", "errs", ...extra, "--json"]);
     assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout) as { id: string; key: string };
   };
@@ -42,13 +42,13 @@ describe("error statuses as the SDKs' classes", () => {
 
   before(async () => {
     p = await startPlatform();
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
     await p.admin("POST", "/models", { name: unserved, versions: [{ version: "v1", engine: "sim" }] });
-    assert.equal(p.ctl(["projects", "create", "errs"]).code, 0);
-    key = newKey().key;
-    limitedKey = newKey("--model", "some-other-model").key;
-    const rated = newKey();
+    assert.equal((await p.ctl(["projects", "create", "errs"])).code, 0);
+    key = (await newKey()).key;
+    limitedKey = (await newKey("--model", "some-other-model")).key;
+    const rated = await newKey();
     ratedKey = rated.key;
     await p.admin("PUT", `/limits/key/${rated.id}`, { rpm: 1 });
   });

@@ -55,11 +55,11 @@ describe("a GGUF model served on node-llama-cpp (llama.cpp on the CPU)", () => {
         versions: [{ version: "v1", engine: "node-llama-cpp", source: { path: gguf }, args: ["--threads", "1"], context_length: 256, max_output: 64 }],
       }),
     );
-    const added = p.ctl(["model", "add", "-f", file, "--json"]);
+    const added = await p.ctl(["model", "add", "-f", file, "--json"]);
     assert.equal(added.code, 0, added.stderr);
-    assert.equal(p.ctl(["projects", "create", "real"]).code, 0);
-    const key = (JSON.parse(p.ctl(["keys", "create", "--project", "real", "--json"]).stdout) as { key: string }).key;
-    const served = p.ctl(["model", "serve", model, "--wait", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "real"])).code, 0);
+    const key = (JSON.parse((await p.ctl(["keys", "create", "--project", "real", "--json"])).stdout) as { key: string }).key;
+    const served = await p.ctl(["model", "serve", model, "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
     assert.equal((JSON.parse(served.stdout) as { status: string }).status, "COMPLETED", served.stdout);
     const shown = await p.admin<{ replicas: { state: string; url: string }[] }>("GET", `/models/${model}`);

@@ -12,12 +12,12 @@ describe("a model served with 2 replicas, used through the official openai clien
 
   before(async () => {
     p = await startPlatform();
-    assert.equal(p.ctl(["projects", "create", "e2e"]).code, 0);
-    const created = p.ctl(["keys", "create", "--project", "e2e", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "e2e"])).code, 0);
+    const created = await p.ctl(["keys", "create", "--project", "e2e", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     key = (JSON.parse(created.stdout) as { key: string }).key;
     assert.match(key, /^sk-llmgw-/);
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait", "--json"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
     assert.equal((JSON.parse(served.stdout) as { status: string }).status, "COMPLETED");
   });
@@ -26,10 +26,10 @@ describe("a model served with 2 replicas, used through the official openai clien
     await p?.stop();
   });
 
-  it("lists the model and its two ready replicas (ctl models, ctl nodes)", () => {
-    const models = JSON.parse(p.ctl(["models", "--json"]).stdout) as { name: string; ready: number }[];
+  it("lists the model and its two ready replicas (ctl models, ctl nodes)", async () => {
+    const models = JSON.parse((await p.ctl(["models", "--json"])).stdout) as { name: string; ready: number }[];
     assert.equal(models.find((m) => m.name === model)?.ready, 2);
-    const nodes = JSON.parse(p.ctl(["nodes", "--json"]).stdout) as { id: string; replicas: number }[];
+    const nodes = JSON.parse((await p.ctl(["nodes", "--json"])).stdout) as { id: string; replicas: number }[];
     assert.equal(nodes.length, 1);
     assert.equal(nodes[0]!.replicas, 2);
     assert.equal(p.enginePids(model).length, 2);

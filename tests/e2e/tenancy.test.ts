@@ -12,16 +12,16 @@ describe("API keys, prices, the usage report and the audit log", () => {
   const model = uniqueModel("e2e-keys");
   const client = (apiKey: string) => new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey, maxRetries: 0 });
   const ask = (apiKey: string, m = model) => client(apiKey).chat.completions.create({ model: m, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
-  const newKey = (...extra: string[]) => {
-    const r = p.ctl(["keys", "create", "--project", "keys", "--json", ...extra]);
+  const newKey = async (...extra: string[]) => {
+    const r = await p.ctl(["keys", "create", "--project", "keys", "--json", ...extra]);
     assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout) as { id: string; key: string };
   };
 
   before(async () => {
     p = await startPlatform();
-    assert.equal(p.ctl(["projects", "create", "keys"]).code, 0);
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "keys"])).code, 0);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
   });
   after(async () => {
@@ -29,27 +29,27 @@ describe("API keys, prices, the usage report and the audit log", () => {
   });
 
   it("a revoked key is refused within seconds, though the gateway had it cached", async () => {
-    const k = newKey();
+    const k = await newKey();
     await ask(k.key); // now cached for 60 s
-    const r = p.ctl(["keys", "revoke", k.id]);
+    const r = await p.ctl(["keys", "revoke", k.id]);
     assert.equal(r.code, 0, r.stderr);
     await waitFor("the revocation to reach the gateway", () => ask(k.key).then(() => false, (e: unknown) => e instanceof OpenAI.AuthenticationError), 3_000, 50);
     await assert.rejects(ask(k.key), (e: unknown) => e instanceof OpenAI.AuthenticationError && (e.error as { code?: string }).code === "revoked_api_key");
   });
 
   it("an expired key gets 401, a model-restricted key 403 for other models", async () => {
-    const expired = newKey("--expires", new Date(Date.now() - 1000).toISOString());
+    const expired = await newKey("--expires", new Date(Date.now() - 1000).toISOString());
     await assert.rejects(ask(expired.key), (e: unknown) => e instanceof OpenAI.AuthenticationError && (e.error as { code?: string }).code === "expired_api_key");
-    const restricted = newKey("--model", "e2e-keys-*");
+    const restricted = await newKey("--model", "e2e-keys-*");
     await ask(restricted.key);
-    const other = newKey("--model", "something-else");
+    const other = await newKey("--model", "something-else");
     await assert.rejects(ask(other.key), (e: unknown) => e instanceof OpenAI.PermissionDeniedError && (e.error as { code?: string }).code === "model_not_allowed");
   });
 
   it("rotation: both keys work during the overlap, then only the new one", async () => {
-    const old = newKey();
+    const old = await newKey();
     await ask(old.key);
-    const r = p.ctl(["keys", "rotate", old.id, "--overlap", "3", "--json"]);
+    const r = await p.ctl(["keys", "rotate", old.id, "--overlap", "3", "--json"]);
     assert.equal(r.code, 0, r.stderr);
     const fresh = JSON.parse(r.stdout) as { key: string; old: { expiresAt: string } };
     assert.notEqual(fresh.key, old.key);
@@ -61,45 +61,45 @@ describe("API keys, prices, the usage report and the audit log", () => {
   });
 
   it("orgs, teams and projects form a tree; a key's band and its own limits; a team's limit holds its projects' keys", async () => {
-    const json = <T>(args: string[]): T => {
-      const r = p.ctl([...args, "--json"]);
+    const json = async <T>(args: string[]): Promise<T> => {
+      const r = await p.ctl([...args, "--json"]);
       assert.equal(r.code, 0, `${args.join(" ")}: ${r.stderr}`);
       return JSON.parse(r.stdout) as T;
     };
-    assert.equal(json<{ created: boolean }>(["orgs", "create", "acme"]).created, true);
-    assert.equal(json<{ created: boolean }>(["orgs", "create", "acme"]).created, false, "creating again is not an error");
-    assert.equal(json<{ name: string }>(["teams", "create", "acme/search"]).name, "acme/search");
-    const noOrg = p.ctl(["teams", "create", "nobody/x"]);
+    assert.equal((await json<{ created: boolean }>(["orgs", "create", "acme"])).created, true);
+    assert.equal((await json<{ created: boolean }>(["orgs", "create", "acme"])).created, false, "creating again is not an error");
+    assert.equal((await json<{ name: string }>(["teams", "create", "acme/search"])).name, "acme/search");
+    const noOrg = await p.ctl(["teams", "create", "nobody/x"]);
     assert.equal(noOrg.code, 1);
     assert.match(noOrg.stderr, /no org 'nobody'; orgs: .*acme/);
-    const noTeam = p.ctl(["projects", "create", "lost", "--team", "acme/nope"]);
+    const noTeam = await p.ctl(["projects", "create", "lost", "--team", "acme/nope"]);
     assert.equal(noTeam.code, 1);
     assert.match(noTeam.stderr, /no team 'acme\/nope'; teams: acme\/search/);
-    json(["projects", "create", "search-api", "--team", "acme/search"]);
-    assert.equal(json<{ name: string; team: string }[]>(["projects", "list"]).find((x) => x.name === "search-api")?.team, "acme/search");
-    assert.deepEqual(json<{ name: string; projects: number }[]>(["teams", "list"]).find((t) => t.name === "acme/search"), { ...json<{ name: string }[]>(["teams", "list"]).find((t) => t.name === "acme/search"), projects: 1 });
+    await json(["projects", "create", "search-api", "--team", "acme/search"]);
+    assert.equal((await json<{ name: string; team: string }[]>(["projects", "list"])).find((x) => x.name === "search-api")?.team, "acme/search");
+    assert.deepEqual((await json<{ name: string; projects: number }[]>(["teams", "list"])).find((t) => t.name === "acme/search"), { ...(await json<{ name: string }[]>(["teams", "list"])).find((t) => t.name === "acme/search"), projects: 1 });
 
-    const a = json<{ id: string; key: string; band: string }>(["keys", "create", "--project", "search-api", "--band", "batch"]);
+    const a = await json<{ id: string; key: string; band: string }>(["keys", "create", "--project", "search-api", "--band", "batch"]);
     assert.equal(a.band, "batch");
-    assert.equal(json<{ id: string; band: string }[]>(["keys", "list", "--project", "search-api"]).find((k) => k.id === a.id)?.band, "batch");
-    const badBand = p.ctl(["keys", "create", "--project", "search-api", "--band", "urgent"]);
+    assert.equal((await json<{ id: string; band: string }[]>(["keys", "list", "--project", "search-api"])).find((k) => k.id === a.id)?.band, "batch");
+    const badBand = await p.ctl(["keys", "create", "--project", "search-api", "--band", "urgent"]);
     assert.equal(badBand.code, 1);
     assert.match(badBand.stderr, /band/);
 
     // The key's own limit, then the team's: both counted in Redis, both answered with 429.
-    assert.equal(p.ctl(["keys", "limits", a.id, "--rpm", "2"]).code, 0);
+    assert.equal((await p.ctl(["keys", "limits", a.id, "--rpm", "2"])).code, 0);
     await new Promise((r) => setTimeout(r, 5_500)); // gateways reload limits
     await ask(a.key);
     await ask(a.key);
     await assert.rejects(ask(a.key), OpenAI.RateLimitError);
-    assert.equal(p.ctl(["keys", "limits", "clear", a.id]).code, 0);
-    assert.equal(p.ctl(["limits", "set", "team", "acme/search", "--rpm", "3"]).code, 0);
-    const b = json<{ key: string }>(["keys", "create", "--project", "search-api"]);
+    assert.equal((await p.ctl(["keys", "limits", "clear", a.id])).code, 0);
+    assert.equal((await p.ctl(["limits", "set", "team", "acme/search", "--rpm", "3"])).code, 0);
+    const b = await json<{ key: string }>(["keys", "create", "--project", "search-api"]);
     await new Promise((r) => setTimeout(r, 5_500));
     for (let i = 0; i < 3; i++) await ask(b.key);
     await assert.rejects(ask(b.key), OpenAI.RateLimitError, "the team's limit covers a key of its project");
     await assert.rejects(ask(a.key), OpenAI.RateLimitError, "…and every other key of it");
-    assert.ok(json<{ scope: string; name: string }[]>(["limits", "list"]).some((l) => l.scope === "team" && l.name === "acme/search"));
+    assert.ok((await json<{ scope: string; name: string }[]>(["limits", "list"])).some((l) => l.scope === "team" && l.name === "acme/search"));
   });
 
   it("unknown ids and bad bodies are refused naming the field", async () => {
@@ -113,15 +113,15 @@ describe("API keys, prices, the usage report and the audit log", () => {
     });
     assert.equal(bad.status, 400);
     assert.equal(((await bad.json()) as { error: { field: string } }).error.field, "promptPerMTok");
-    const noProject = p.ctl(["keys", "create", "--project", "nope"]);
+    const noProject = await p.ctl(["keys", "create", "--project", "nope"]);
     assert.match(noProject.stderr, /projects: keys/);
   });
 
   it("prices cost each request in the ledger; the usage report sums it (JSON, CSV, ctl)", async () => {
-    const r = p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "2000"]);
+    const r = await p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "2000"]);
     assert.equal(r.code, 0, r.stderr);
     await new Promise((res) => setTimeout(res, 5_500)); // the gateways' price refresh
-    const k = newKey();
+    const k = await newKey();
     const out = await ask(k.key);
     const want = out.usage!.prompt_tokens * 1000 + out.usage!.completion_tokens * 2000;
     type Row = { key: string; model: string; requests: number; costMicros: number };
@@ -141,17 +141,17 @@ describe("API keys, prices, the usage report and the audit log", () => {
     const text = await csv.text();
     assert.match(text, /^model,requests,promptTokens,cachedTokens,completionTokens,cost\r\n/);
     assert.ok(text.includes(`${model},`));
-    const ctl = p.ctl(["usage", "--by", "project", "--csv"]);
+    const ctl = await p.ctl(["usage", "--by", "project", "--csv"]);
     assert.equal(ctl.code, 0, ctl.stderr);
     assert.match(ctl.stdout, /^project,requests,/);
     assert.match(ctl.stdout, /\r\nkeys,\d+,/);
-    const badBy = p.ctl(["usage", "--by", "colour"]);
+    const badBy = await p.ctl(["usage", "--by", "colour"]);
     assert.equal(badBy.code, 1);
     assert.match(badBy.stderr, /by/);
   });
 
   it("every admin change is in the audit log, with no secret in it", async () => {
-    const r = p.ctl(["audit", "--since", "1h", "--json"]);
+    const r = await p.ctl(["audit", "--since", "1h", "--json"]);
     assert.equal(r.code, 0, r.stderr);
     const events = JSON.parse(r.stdout) as { actor: string; action: string; target: string }[];
     const actions = new Set(events.map((e) => e.action));

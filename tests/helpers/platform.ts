@@ -2,7 +2,7 @@
 // and node id, on the real services `npm test` started. Processes are real children, so a test
 // can kill one and start another.
 import { randomBytes } from "node:crypto";
-import { execFile, execFileSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import fs from "node:fs";
 import net from "node:net";
 import os from "node:os";
@@ -34,9 +34,8 @@ export interface Platform {
   children: Map<string, Child>;
   start(name: ProcessName): Promise<Child>;
   kill(name: string, signal?: NodeJS.Signals): Promise<void>;
-  ctl(args: string[]): { code: number; stdout: string; stderr: string };
-  /** ctl without blocking this process (for a test that runs load meanwhile). */
-  ctlAsync(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
+  /** Runs `llmgw ctl` with the platform's environment; never blocks this process. */
+  ctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   admin: AdminClient["request"];
   /** Engine processes of this platform's agent, found by their replica records' pids. */
   enginePids(model: string, nodeId?: string): number[];
@@ -125,20 +124,14 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
       await child.exited;
       children.delete(name);
     },
+    // Never execFileSync: a test blocked in a child for long enough misses its pooled connections'
+    // closes, and its next request fails (tests/helpers/keep-alive.ts).
     ctl(args) {
-      try {
-        const stdout = execFileSync(process.execPath, [LLMGW_BIN, "ctl", ...args], { env, encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
-        return { code: 0, stdout, stderr: "" };
-      } catch (err) {
-        const e = err as { status: number; stdout: string; stderr: string };
-        return { code: e.status, stdout: e.stdout, stderr: e.stderr };
-      }
-    },
-    ctlAsync(args) {
       return new Promise((resolve) => {
-        execFile(process.execPath, [LLMGW_BIN, "ctl", ...args], { env, encoding: "utf8" }, (err, stdout, stderr) =>
+        const child = execFile(process.execPath, [LLMGW_BIN, "ctl", ...args], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
           resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
         );
+        child.stdin?.end(); // nothing to read, as a ctl run by hand with </dev/null
       });
     },
     admin: adminClientFor(adminUrl, adminToken).request,

@@ -19,9 +19,9 @@ describe("canary", () => {
 
   before(async () => {
     p = await startPlatform();
-    p.ctl(["projects", "create", "canary"]);
-    key = (JSON.parse(p.ctl(["keys", "create", "--project", "canary", "--json"]).stdout) as { key: string }).key;
-    assert.equal(p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", "2", "--wait"]).code, 0);
+    await p.ctl(["projects", "create", "canary"]);
+    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "canary", "--json"])).stdout) as { key: string }).key;
+    assert.equal((await p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", "2", "--wait"])).code, 0);
   });
   after(async () => {
     await p?.stop();
@@ -47,7 +47,7 @@ describe("canary", () => {
 
   it("promotes a healthy version after its windows, then upgrades the rest", async () => {
     const { result, failures, sent } = await underLoad(() =>
-      p.ctlAsync(["model", "canary", model, "--to", "v2", "--engine", "sim", "--weight", "30", "--for", "6s", "--window", "2s", "--min-requests", "3", "--wait", "--json"]),
+      p.ctl(["model", "canary", model, "--to", "v2", "--engine", "sim", "--weight", "30", "--for", "6s", "--window", "2s", "--min-requests", "3", "--wait", "--json"]),
     );
     assert.equal(result.code, 0, result.stderr);
     const op = JSON.parse(result.stdout) as Op;
@@ -63,7 +63,7 @@ describe("canary", () => {
 
   it("rolls back a version whose latency is too high, by itself", async () => {
     const { result } = await underLoad(() =>
-      p.ctlAsync([
+      p.ctl([
         "model", "canary", model, "--to", "v3", "--engine", "sim", "--arg=--ttft-ms", "--arg=150",
         "--weight", "40", "--for", "20s", "--window", "2s", "--min-requests", "3", "--max-latency-ratio", "3", "--wait", "--json",
       ]),

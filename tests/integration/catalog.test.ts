@@ -22,7 +22,7 @@ describe("the catalog", () => {
     await p?.stop();
   });
 
-  it("adds a model from model.yaml and serves it without naming an engine", () => {
+  it("adds a model from model.yaml and serves it without naming an engine", async () => {
     const f = file(
       "ok.yaml",
       `name: ${model}
@@ -38,12 +38,12 @@ profiles:
     replicas: 1
 `,
     );
-    const added = p.ctl(["model", "add", "-f", f, "--json"]);
+    const added = await p.ctl(["model", "add", "-f", f, "--json"]);
     assert.equal(added.code, 0, added.stderr);
     assert.equal((JSON.parse(added.stdout) as { created: boolean }).created, true);
-    const served = p.ctl(["model", "serve", model, "--replicas", "1", "--wait", "--json"]);
+    const served = await p.ctl(["model", "serve", model, "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
-    const shown = JSON.parse(p.ctl(["model", "show", model, "--json"]).stdout) as { replicas: { version: string; state: string }[]; versions: { engine: string }[] };
+    const shown = JSON.parse((await p.ctl(["model", "show", model, "--json"])).stdout) as { replicas: { version: string; state: string }[]; versions: { engine: string }[] };
     assert.deepEqual(shown.replicas.map((r) => [r.version, r.state]), [["v2", "ready"]]);
     assert.equal(shown.versions[0]!.engine, "sim");
   });
@@ -61,8 +61,8 @@ profiles:
     ["a misspelt field", `name: bad4\nversions: [{version: v1, engine: sim, contxt_length: 5}]`, /versions\.0: Unrecognized key/],
   ];
   for (const [what, yaml, want] of bad) {
-    it(`refuses ${what}, saying where`, () => {
-      const r = p.ctl(["model", "add", "-f", file(`${what.length}.yaml`, yaml)]);
+    it(`refuses ${what}, saying where`, async () => {
+      const r = await p.ctl(["model", "add", "-f", file(`${what.length}.yaml`, yaml)]);
       assert.equal(r.code, 1);
       assert.match(r.stderr, want);
     });
@@ -71,7 +71,7 @@ profiles:
   it("explains why a GPU model cannot be placed on a CPU-only fleet", async () => {
     const gpuModel = uniqueModel("gpu");
     // Added while no profile is checked against the fleet: a catalog entry without a GPU profile…
-    assert.equal(p.ctl(["model", "add", "-f", file("g.yaml", `name: ${gpuModel}\nversions: [{version: v1, engine: sim}]`)]).code, 0);
+    assert.equal((await p.ctl(["model", "add", "-f", file("g.yaml", `name: ${gpuModel}\nversions: [{version: v1, engine: sim}]`)])).code, 0);
     // …then its profile asks for a GPU through the admin API directly, as a later edit would.
     const { prisma } = await import("../../common/db.ts");
     const db = prisma(p.env.DATABASE_URL);
@@ -79,7 +79,7 @@ profiles:
     // The version's shape: the need is its weights plus the KV cache of its 4096-token context.
     await db.modelVersion.updateMany({ where: { modelName: gpuModel }, data: { memory: { weights_gb: 30, layers: 32, kv_heads: 8, head_dim: 128, concurrent_sequences: 4 } } });
     await db.$disconnect();
-    const r = p.ctl(["model", "explain-placement", gpuModel, "--json"]);
+    const r = await p.ctl(["model", "explain-placement", gpuModel, "--json"]);
     assert.equal(r.code, 0, r.stderr);
     const plan = JSON.parse(r.stdout) as { ok: boolean; nodes: { node: string; reason: string }[]; need: { per_gpu_mib: number; basis: string } };
     assert.equal(plan.ok, false);
@@ -89,14 +89,14 @@ profiles:
     assert.match(plan.need.basis, /KV cache 2048 MiB \(4096 tokens × 4 sequence/);
   });
 
-  it("refuses to remove a model that still has replicas, then removes it once scaled to zero", () => {
-    const refused = p.ctl(["model", "remove", model]);
+  it("refuses to remove a model that still has replicas, then removes it once scaled to zero", async () => {
+    const refused = await p.ctl(["model", "remove", model]);
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, /still has 1 replica/);
-    assert.equal(p.ctl(["model", "serve", model, "--replicas", "0", "--wait"]).code, 0);
+    assert.equal((await p.ctl(["model", "serve", model, "--replicas", "0", "--wait"])).code, 0);
     assert.equal(p.enginePids(model).length, 0);
-    assert.equal(p.ctl(["model", "remove", model]).code, 0);
-    const models = JSON.parse(p.ctl(["models", "--json"]).stdout) as { name: string }[];
+    assert.equal((await p.ctl(["model", "remove", model])).code, 0);
+    const models = JSON.parse((await p.ctl(["models", "--json"])).stdout) as { name: string }[];
     assert.ok(!models.some((m) => m.name === model));
   });
 });

@@ -41,7 +41,7 @@ const operations: Operation[] = [
     // A scale-up of the version already served: the new replica loads slowly.
     start: async (p, model, _target) => (await p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { ...slow, version: current.get(model)!, replicas: REPLICAS + 1 })).operationId,
     replicas: REPLICAS + 1,
-    afterwards: (p, model) => assert.equal(p.ctl(["model", "scale", model, "--replicas", String(REPLICAS), "--wait"]).code, 0),
+    afterwards: async (p, model) => assert.equal((await p.ctl(["model", "scale", model, "--replicas", String(REPLICAS), "--wait"])).code, 0),
   },
   {
     kind: "upgrade",
@@ -90,9 +90,9 @@ for (const op of operations) {
 
     before(async () => {
       p = await startPlatform();
-      p.ctl(["projects", "create", "dur"]);
-      key = (JSON.parse(p.ctl(["keys", "create", "--project", "dur", "--json"]).stdout) as { key: string }).key;
-      assert.equal(p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", String(REPLICAS), "--wait"]).code, 0);
+      await p.ctl(["projects", "create", "dur"]);
+      key = (JSON.parse((await p.ctl(["keys", "create", "--project", "dur", "--json"])).stdout) as { key: string }).key;
+      assert.equal((await p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", String(REPLICAS), "--wait"])).code, 0);
       current.set(model, "v1");
     });
     after(async () => {

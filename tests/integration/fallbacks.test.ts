@@ -22,8 +22,8 @@ describe("fallbacks", () => {
 
   before(async () => {
     p = await startPlatform({ env: { LLMGW_REPLICA_SLOTS: "1" } });
-    assert.equal(p.ctl(["projects", "create", "fallbacks"]).code, 0);
-    const created = p.ctl(["keys", "create", "--project", "fallbacks", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "fallbacks"])).code, 0);
+    const created = await p.ctl(["keys", "create", "--project", "fallbacks", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     key = (JSON.parse(created.stdout) as { key: string }).key;
     const version = [{ version: "v1", engine: "sim" }];
@@ -31,7 +31,7 @@ describe("fallbacks", () => {
     await p.admin("POST", "/models", { name: asleep, versions: version, fallbacks: [second] });
     // Both answer at 20 tokens a second, so one long request holds a model's only slot.
     for (const m of [first, second]) {
-      const served = p.ctl(["model", "serve", m, "--engine", "sim", "--replicas", "1", "--arg=--tokens-per-second", "--arg=20", "--wait", "--json"]);
+      const served = await p.ctl(["model", "serve", m, "--engine", "sim", "--replicas", "1", "--arg=--tokens-per-second", "--arg=20", "--wait", "--json"]);
       assert.equal(served.code, 0, served.stderr);
     }
     // The gateway reads the catalog (and so the fallbacks) every few seconds: wait for it, bounded.
@@ -102,11 +102,11 @@ describe("fallbacks", () => {
     assert.equal(((await r.json()) as { model: string }).model, second);
   });
 
-  it("ctl model show names the fallbacks", () => {
-    const shown = p.ctl(["model", "show", first]);
+  it("ctl model show names the fallbacks", async () => {
+    const shown = await p.ctl(["model", "show", first]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`fallbacks: ${second}\\n`));
-    assert.deepEqual((JSON.parse(p.ctl(["model", "show", first, "--json"]).stdout) as { fallbacks: string[] }).fallbacks, [second]);
+    assert.deepEqual((JSON.parse((await p.ctl(["model", "show", first, "--json"])).stdout) as { fallbacks: string[] }).fallbacks, [second]);
   });
 
   it("a fallback is a catalog field: a model must not name itself", async () => {

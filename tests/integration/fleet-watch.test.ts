@@ -23,7 +23,7 @@ describe("fleet watch, drain and lost nodes", () => {
     p = await startPlatform({ env: { LLMGW_NODE_LOST_MS: "4000", LLMGW_FLEET_WATCH_MS: "500" } });
     nodeA = p.env.LLMGW_NODE_ID!;
     await p.addAgent(nodeB);
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait"]);
     assert.equal(served.code, 0, `${served.stderr}\n${p.logTails()}`);
   });
   after(async () => {
@@ -45,18 +45,18 @@ describe("fleet watch, drain and lost nodes", () => {
   });
 
   it("drains a node: its replicas move to the other node first, then stop", async () => {
-    const r = p.ctl(["node", "drain", nodeB, "--wait", "--json"]);
+    const r = await p.ctl(["node", "drain", nodeB, "--wait", "--json"]);
     assert.equal(r.code, 0, r.stderr);
     assert.deepEqual(await readyOn(), [nodeA, nodeA]);
     assert.equal(p.enginePids(model, nodeB).length, 0);
     assert.equal(p.enginePids(model, nodeA).length, 2);
-    const nodes = JSON.parse(p.ctl(["nodes", "--json"]).stdout) as { id: string; cordoned: boolean }[];
+    const nodes = JSON.parse((await p.ctl(["nodes", "--json"])).stdout) as { id: string; cordoned: boolean }[];
     assert.equal(nodes.find((n) => n.id === nodeB)?.cordoned, true);
   });
 
   it("places a lost node's replicas elsewhere", async () => {
-    assert.equal(p.ctl(["node", "uncordon", nodeB]).code, 0);
-    assert.equal(p.ctl(["model", "scale", model, "--replicas", "3", "--wait"]).code, 0);
+    assert.equal((await p.ctl(["node", "uncordon", nodeB])).code, 0);
+    assert.equal((await p.ctl(["model", "scale", model, "--replicas", "3", "--wait"])).code, 0);
     assert.deepEqual(await readyOn(), [nodeA, nodeA, nodeB].sort());
     // The machine dies: its agent and its engines at once.
     const enginesOnB = p.enginePids(model, nodeB);

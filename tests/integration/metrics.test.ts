@@ -54,9 +54,9 @@ describe("metrics of the gateway, the workers and the agent", () => {
       await p.start(name);
     }
     await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
-    assert.equal(p.ctl(["projects", "create", "metrics"]).code, 0);
-    key = (JSON.parse(p.ctl(["keys", "create", "--project", "metrics", "--json"]).stdout) as { key: string }).key;
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "metrics"])).code, 0);
+    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "metrics", "--json"])).stdout) as { key: string }).key;
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
     const client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
     await client.chat.completions.create({ model, messages: [{ role: "user", content: "count" }], max_tokens: 8 });

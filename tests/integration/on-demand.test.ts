@@ -24,14 +24,14 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
   const model = uniqueModel("od");
   const slow = uniqueModel("od-slow");
 
-  const addModel = (name: string, extra: string) => {
+  const addModel = async (name: string, extra: string) => {
     const f = path.join(p.dataDir, `${name}.yaml`);
     fs.writeFileSync(f, `name: ${name}\nmin_replicas: 0\n${extra}versions:\n  - version: v1\n    engine: sim\n`);
-    const added = p.ctl(["model", "add", "-f", f, "--json"]);
+    const added = await p.ctl(["model", "add", "-f", f, "--json"]);
     assert.equal(added.code, 0, added.stderr);
   };
-  const show = (name: string): Shown => {
-    const r = p.ctl(["model", "show", name, "--json"]);
+  const show = async (name: string): Promise<Shown> => {
+    const r = await p.ctl(["model", "show", name, "--json"]);
     assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout) as Shown;
   };
@@ -39,13 +39,13 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
 
   before(async () => {
     p = await startPlatform();
-    assert.equal(p.ctl(["projects", "create", "od"]).code, 0);
-    const created = p.ctl(["keys", "create", "--project", "od", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "od"])).code, 0);
+    const created = await p.ctl(["keys", "create", "--project", "od", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     key = (JSON.parse(created.stdout) as { key: string }).key;
     // Idle for an hour at first: the idle setting is changed live below.
-    addModel(model, "idle_after: 1h\n");
-    addModel(slow, "wake_wait: 200ms\n");
+    await addModel(model, "idle_after: 1h\n");
+    await addModel(slow, "wake_wait: 200ms\n");
     // The gateway re-reads the catalog every few seconds.
     for (const name of [model, slow]) {
       await waitFor(`the gateway to know ${name}`, async () => (await fetch(`${p.clientUrl}/v1/models/${name}`, { headers: { authorization: `Bearer ${key}` } })).ok, 30_000);
@@ -56,9 +56,9 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     await p?.stop();
   });
 
-  it("runs no engine before its first request", () => {
+  it("runs no engine before its first request", async () => {
     assert.equal(p.enginePids(model).length, 0);
-    assert.equal(show(model).replicas.length, 0);
+    assert.equal((await show(model)).replicas.length, 0);
   });
 
   it("answers its first requests (two at once) through the openai client, woken with exactly one replica", async () => {
@@ -66,7 +66,7 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     const answers = await Promise.all([chat(client, "first"), chat(client, "second")]);
     for (const a of answers) assert.equal(a.usage?.completion_tokens, 4);
     assert.equal(p.enginePids(model).length, 1);
-    const shown = show(model);
+    const shown = await show(model);
     assert.deepEqual(shown.replicas.map((r) => r.state), ["ready"]);
     assert.equal(shown.state?.onDemand?.phase, "serving");
     assert.equal(shown.state?.onDemand?.wakes, 1);
@@ -74,13 +74,13 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
   });
 
   it("takes a shorter idle_after live and sleeps once idle: no engine, shown as sleeping", async () => {
-    const set = p.ctl(["model", "set", model, "--idle-after", "3s", "--json"]);
+    const set = await p.ctl(["model", "set", model, "--idle-after", "3s", "--json"]);
     assert.equal(set.code, 0, set.stderr);
     assert.deepEqual(JSON.parse(set.stdout), { name: model, minReplicas: 0, onDemand: true, idleAfterMs: 3000, idleAfter: "3s", wakeWaitMs: null, wakeWait: null });
-    await waitFor("the model to sleep", async () => show(model).state?.onDemand?.phase === "sleeping", 60_000, 500);
+    await waitFor("the model to sleep", async () => (await show(model)).state?.onDemand?.phase === "sleeping", 60_000, 500);
     assert.equal(p.enginePids(model).length, 0);
-    assert.equal(show(model).replicas.length, 0);
-    const text = p.ctl(["model", "show", model]);
+    assert.equal((await show(model)).replicas.length, 0);
+    const text = await p.ctl(["model", "show", model]);
     assert.match(text.stdout, /on demand: sleeping since .*, 1 wake\(s\); idle after 3s/);
   });
 
@@ -89,7 +89,7 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     const a = await chat(client, "again");
     assert.equal(a.usage?.completion_tokens, 4);
     assert.equal(p.enginePids(model).length, 1);
-    assert.equal(show(model).state?.onDemand?.wakes, 2);
+    assert.equal((await show(model)).state?.onDemand?.wakes, 2);
   });
 
   it("counts wakes and wake waits in the gateway's metrics", async () => {
@@ -120,8 +120,8 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     } finally {
       await temporal.close();
     }
-    await waitFor("the slow model to wake", async () => show(slow).state?.onDemand?.phase === "serving", 60_000, 500);
-    const shown = show(slow);
+    await waitFor("the slow model to wake", async () => (await show(slow)).state?.onDemand?.phase === "serving", 60_000, 500);
+    const shown = await show(slow);
     assert.equal(shown.state?.onDemand?.wakes, 1);
     assert.equal(shown.state?.operations.filter((o) => o.kind === "wake").length, 1);
     assert.equal(p.enginePids(slow).length, 1);
@@ -134,9 +134,9 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
   it("answers from a fallback with room while an asleep model wakes, then from the model itself", async () => {
     const target = uniqueModel("od-fb-target");
     const asleep = uniqueModel("od-fb");
-    const up = p.ctl(["model", "serve", target, "--engine", "sim", "--replicas", "1", "--wait"]);
+    const up = await p.ctl(["model", "serve", target, "--engine", "sim", "--replicas", "1", "--wait"]);
     assert.equal(up.code, 0, up.stderr);
-    addModel(asleep, `idle_after: 1h\nfallbacks: [${target}]\n`);
+    await addModel(asleep, `idle_after: 1h\nfallbacks: [${target}]\n`);
     const ask = () =>
       fetch(`${p.clientUrl}/v1/chat/completions`, {
         method: "POST",
@@ -150,7 +150,7 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     assert.equal(first.headers.get("x-llmgw-fallback"), target);
     assert.equal(((await first.json()) as { model: string }).model, target);
     // The wake was asked for all the same: the model comes up, and then answers itself.
-    await waitFor(`${asleep} to wake`, async () => show(asleep).state?.onDemand?.phase === "serving", 60_000, 500);
+    await waitFor(`${asleep} to wake`, async () => (await show(asleep)).state?.onDemand?.phase === "serving", 60_000, 500);
     await waitFor(`${asleep} to answer itself`, async () => {
       const r = await ask();
       return r.status === 200 && r.headers.get("x-llmgw-fallback") === null;
@@ -160,17 +160,17 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
 
   it("sleeps a served model once its catalog entry is added again with min_replicas 0 (no `model set`)", async () => {
     const served = uniqueModel("od-readd");
-    const up = p.ctl(["model", "serve", served, "--engine", "sim", "--replicas", "1", "--wait"]);
+    const up = await p.ctl(["model", "serve", served, "--engine", "sim", "--replicas", "1", "--wait"]);
     assert.equal(up.code, 0, up.stderr);
     assert.equal(p.enginePids(served).length, 1);
-    addModel(served, "idle_after: 2s\n");
-    await waitFor("the re-added model to sleep", async () => show(served).state?.onDemand?.phase === "sleeping", 60_000, 500);
+    await addModel(served, "idle_after: 2s\n");
+    await waitFor("the re-added model to sleep", async () => (await show(served)).state?.onDemand?.phase === "sleeping", 60_000, 500);
     assert.equal(p.enginePids(served).length, 0);
   });
 
   it("leaves an always-on model's workflow alone: no idle check in its history", async () => {
     const always = uniqueModel("always-on");
-    const served = p.ctl(["model", "serve", always, "--engine", "sim", "--replicas", "1", "--wait"]);
+    const served = await p.ctl(["model", "serve", always, "--engine", "sim", "--replicas", "1", "--wait"]);
     assert.equal(served.code, 0, served.stderr);
     await new Promise((r) => setTimeout(r, 2_000)); // the watch, were it running, checks at once
     const temporal = await temporalClient();

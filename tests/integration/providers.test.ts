@@ -79,8 +79,8 @@ describe("outside providers", () => {
     upstream = await startOutsideProvider({ model: UPSTREAM_MODEL, revoked: [REVOKED], limited: [LIMITED], retryAfterS: 600 });
     p = await startPlatform({ processes: ["gateway"] });
     keysDir = fs.mkdtempSync(path.join(p.dataDir, "keys-"));
-    assert.equal(p.ctl(["projects", "create", "outside"]).code, 0);
-    const created = p.ctl(["keys", "create", "--project", "outside", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "outside"])).code, 0);
+    const created = await p.ctl(["keys", "create", "--project", "outside", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     key = (JSON.parse(created.stdout) as { key: string }).key;
   });
@@ -177,11 +177,11 @@ describe("outside providers", () => {
     assert.ok(!body.error.message.includes(REVOKED));
   });
 
-  it("ctl model show lists the providers by address, never a key", () => {
-    const shown = p.ctl(["model", "show", revokedModel]);
+  it("ctl model show lists the providers by address, never a key", async () => {
+    const shown = await p.ctl(["model", "show", revokedModel]);
     assert.equal(shown.code, 0, shown.stderr);
     assert.match(shown.stdout, new RegExp(`outside provider acme: http://127\\.0\\.0\\.1:\\d+\\S* \\(model ${UPSTREAM_MODEL}, weight 1\\)`));
-    const json = p.ctl(["model", "show", revokedModel, "--json"]).stdout;
+    const json = (await p.ctl(["model", "show", revokedModel, "--json"])).stdout;
     for (const k of ALL_KEYS) assert.ok(!json.includes(k), "a key's text is in the model view");
   });
 

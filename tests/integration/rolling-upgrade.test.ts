@@ -18,9 +18,9 @@ describe("rolling upgrade", () => {
 
   before(async () => {
     p = await startPlatform();
-    p.ctl(["projects", "create", "roll"]);
-    key = (JSON.parse(p.ctl(["keys", "create", "--project", "roll", "--json"]).stdout) as { key: string }).key;
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", "3", "--wait"]);
+    await p.ctl(["projects", "create", "roll"]);
+    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "roll", "--json"])).stdout) as { key: string }).key;
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", "3", "--wait"]);
     assert.equal(served.code, 0, served.stderr);
   });
   after(async () => {
@@ -56,7 +56,7 @@ describe("rolling upgrade", () => {
 
   it("replaces every replica in waves with no failed request", async () => {
     const l = load();
-    const r = await p.ctlAsync(["model", "upgrade", model, "--to", "v2", "--engine", "sim", "--wave", "1", "--wait", "--json"]);
+    const r = await p.ctl(["model", "upgrade", model, "--to", "v2", "--engine", "sim", "--wave", "1", "--wait", "--json"]);
     const result = await l.stop();
     assert.equal(r.code, 0, r.stderr);
     const op = JSON.parse(r.stdout) as { status: string; progress: { waves: { done: number; total: number } } };
@@ -83,7 +83,7 @@ describe("rolling upgrade", () => {
       const op = await p.admin<{ progress: { phase: string } | null }>("GET", `/operations/${started.operationId}`);
       return op.progress?.phase === "waiting-ready";
     }, 30_000, 100);
-    const aborted = p.ctl(["operation", "abort", started.operationId]);
+    const aborted = await p.ctl(["operation", "abort", started.operationId]);
     assert.equal(aborted.code, 0, aborted.stderr);
     const final = await waitFor("the upgrade to end", async () => {
       const op = await p.admin<{ status: string; error: string | null }>("GET", `/operations/${started.operationId}`);

@@ -16,11 +16,11 @@ describe("llmgw ctl request --explain", () => {
 
   before(async () => {
     p = await startPlatform();
-    assert.equal(p.ctl(["projects", "create", "explain"]).code, 0);
-    const created = p.ctl(["keys", "create", "--project", "explain", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "explain"])).code, 0);
+    const created = await p.ctl(["keys", "create", "--project", "explain", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     key = (JSON.parse(created.stdout) as { key: string }).key;
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait", "--json"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
   });
 
@@ -42,15 +42,15 @@ describe("llmgw ctl request --explain", () => {
     return replica;
   }
 
-  function explain(args: string[]): Explanation {
-    const r = p.ctl(["request", "--explain", "--model", model, ...args, "--json"]);
+  async function explain(args: string[]): Promise<Explanation> {
+    const r = await p.ctl(["request", "--explain", "--model", model, ...args, "--json"]);
     assert.equal(r.code, 0, r.stderr);
     return JSON.parse(r.stdout) as Explanation;
   }
 
   it("chat: names the replica that served the prompt's beginning, by affinity, with every candidate scored", async () => {
     const replica = await served(prompt);
-    const x = explain(["--prompt", prompt + " And a new question?"]);
+    const x = await explain(["--prompt", prompt + " And a new question?"]);
     assert.equal(x.profile, "chat");
     assert.match(x.prefix ?? "", /^[0-9a-f]{8}$/);
     assert.equal(x.candidates.length, 2);
@@ -66,14 +66,14 @@ describe("llmgw ctl request --explain", () => {
 
   it("chat: a session goes where its last request went", async () => {
     const replica = await served("short", { "x-llmgw-session": "explain-session" });
-    const x = explain(["--session", "explain-session", "--prompt", "something else"]);
+    const x = await explain(["--session", "explain-session", "--prompt", "something else"]);
     assert.equal(x.session, "explain-session");
     assert.equal(x.chosen, replica);
     assert.match(x.reason, /session/);
   });
 
-  it("batch: no affinity; the shortest queue wins and the reason says so", () => {
-    const x = explain(["--profile", "batch", "--prompt", prompt]);
+  it("batch: no affinity; the shortest queue wins and the reason says so", async () => {
+    const x = await explain(["--profile", "batch", "--prompt", prompt]);
     assert.equal(x.prefix, null);
     assert.ok(x.candidates.every((c) => !c.affinity));
     assert.ok(x.candidates.some((c) => c.id === x.chosen));
@@ -82,15 +82,15 @@ describe("llmgw ctl request --explain", () => {
     assert.match(x.reason, /^batch scores the queue/);
   });
 
-  it("prints a table and the reason for people", () => {
-    const r = p.ctl(["request", "--explain", "--model", model, "--prompt", prompt]);
+  it("prints a table and the reason for people", async () => {
+    const r = await p.ctl(["request", "--explain", "--model", model, "--prompt", prompt]);
     assert.equal(r.code, 0, r.stderr);
     assert.match(r.stdout, /REPLICA .* SCORE/);
     assert.match(r.stdout, /^chosen: \S+ — affinity/m);
   });
 
   it("refuses an unknown model, a bad profile, and callers without the admin token", async () => {
-    const unknown = p.ctl(["request", "--explain", "--model", "no-such-model-" + model]);
+    const unknown = await p.ctl(["request", "--explain", "--model", "no-such-model-" + model]);
     assert.equal(unknown.code, 1);
     assert.match(unknown.stderr, /does not exist/);
     const bad = await fetch(`${p.adminUrl}/api/v1/explain`, {
@@ -102,7 +102,7 @@ describe("llmgw ctl request --explain", () => {
     assert.equal(((await bad.json()) as { error: { field: string } }).error.field, "profile");
     const anonymous = await fetch(`${p.adminUrl}/api/v1/explain`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ model }) });
     assert.equal(anonymous.status, 401);
-    const usage = p.ctl(["request", "--model", model]);
+    const usage = await p.ctl(["request", "--model", model]);
     assert.equal(usage.code, 1);
     assert.match(usage.stderr, /usage: llmgw ctl request --explain/);
   });

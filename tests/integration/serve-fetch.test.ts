@@ -133,8 +133,8 @@ describe("serving fetches the weights first", () => {
     const pids = p.enginePids(model);
     assert.equal(pids.length, 1);
     assert.ok(fs.readFileSync(`/proc/${pids[0]}/environ`, "utf8").split("\0").includes(`LLMGW_WEIGHTS=${file}`));
-    assert.equal(p.ctl(["projects", "create", "fetch"]).code, 0);
-    const key = (JSON.parse(p.ctl(["keys", "create", "--project", "fetch", "--json"]).stdout) as { key: string }).key;
+    assert.equal((await p.ctl(["projects", "create", "fetch"])).code, 0);
+    const key = (JSON.parse((await p.ctl(["keys", "create", "--project", "fetch", "--json"])).stdout) as { key: string }).key;
     const openai = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
     const r = await openai.chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 3 });
     assert.equal(r.usage?.completion_tokens, 3);
@@ -151,7 +151,7 @@ describe("serving fetches the weights first", () => {
     // Not retried: the agent fetches a mismatching file twice, then refuses it, once.
     assert.equal(requests.filter((r) => r === "/w/small.safetensors").length, 2);
     assert.deepEqual(p.enginePids(model), []);
-    const show = JSON.parse(p.ctl(["model", "show", model, "--json"]).stdout) as { replicas: unknown[]; state: { operations: { state: string; error?: string }[] } };
+    const show = JSON.parse((await p.ctl(["model", "show", model, "--json"])).stdout) as { replicas: unknown[]; state: { operations: { state: string; error?: string }[] } };
     assert.deepEqual(show.replicas, []);
     assert.match(show.state.operations.at(-1)?.error ?? "", /sha256 is [0-9a-f]{64}, expected 0{64}/);
   });

@@ -28,8 +28,8 @@ describe("slurm lend", () => {
     setDrain("llmgw: not lent");
   });
 
-  const ctlOk = (args: string[]) => {
-    const r = p.ctl(args);
+  const ctlOk = async (args: string[]) => {
+    const r = await p.ctl(args);
     assert.equal(r.code, 0, `ctl ${args.join(" ")}: ${r.stderr}`);
     return r.stdout;
   };
@@ -43,8 +43,8 @@ describe("slurm lend", () => {
 
   it("refuses to lend a node whose replica has no room elsewhere, and leaves it serving", async () => {
     const model = uniqueModel("lend");
-    serveOne(model);
-    const r = p.ctl(["slurm", "lend", HOST, "--wait"]);
+    await serveOne(model);
+    const r = await p.ctl(["slurm", "lend", HOST, "--wait"]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /no room on another node.*--force/);
     const n = await node();
@@ -54,7 +54,7 @@ describe("slurm lend", () => {
   });
 
   it("lends with --force: replicas stopped, the node resumed in Slurm, and a batch job runs on it", async () => {
-    const out = JSON.parse(ctlOk(["slurm", "lend", HOST, "--force", "--wait", "--json"])) as Op;
+    const out = JSON.parse(await ctlOk(["slurm", "lend", HOST, "--force", "--wait", "--json"])) as Op;
     assert.equal(out.status, "COMPLETED");
     const models = await p.admin<{ data: { replicas: unknown[] }[] }>("GET", "/models");
     assert.equal(models.data.flatMap((m) => m.replicas).length, 0, "no replica left on the lent node");
@@ -73,11 +73,11 @@ describe("slurm lend", () => {
   });
 
   it("a worker killed mid-lend: the lend still finishes", async () => {
-    const back = JSON.parse(ctlOk(["slurm", "reclaim", HOST, "--wait", "--json"])) as Op;
+    const back = JSON.parse(await ctlOk(["slurm", "reclaim", HOST, "--wait", "--json"])) as Op;
     assert.equal(back.status, "COMPLETED");
     // A replica busy with a slow request holds the lend in its drain step while the worker dies.
     const model = uniqueModel("lendkill");
-    serveOne(model, ["--arg=--tokens-per-second", "--arg=4"]);
+    await serveOne(model, ["--arg=--tokens-per-second", "--arg=4"]);
     const { data } = await p.admin<{ data: { name: string; replicas: { url: string }[] }[] }>("GET", "/models");
     const url = data.find((m) => m.name === model)!.replicas[0]!.url;
     const slow = fetch(`${url}/v1/chat/completions`, {
@@ -100,15 +100,15 @@ describe("slurm lend", () => {
   });
 
   it("never lifts a drain an administrator set", async () => {
-    const back = JSON.parse(ctlOk(["slurm", "reclaim", HOST, "--wait", "--json"])) as Op;
+    const back = JSON.parse(await ctlOk(["slurm", "reclaim", HOST, "--wait", "--json"])) as Op;
     assert.equal(back.status, "COMPLETED");
     setDrain("disk swap by the admin");
-    const lent = JSON.parse(ctlOk(["slurm", "lend", HOST, "--wait", "--json"])) as Op;
+    const lent = JSON.parse(await ctlOk(["slurm", "lend", HOST, "--wait", "--json"])) as Op;
     assert.equal(lent.status, "COMPLETED");
     assert.match(lent.progress?.message ?? "", /administrator's drain/);
     assert.deepEqual(nodeState(), { state: "drained", reason: "disk swap by the admin" });
 
-    const again = JSON.parse(ctlOk(["slurm", "reclaim", HOST, "--wait", "--json"])) as Op;
+    const again = JSON.parse(await ctlOk(["slurm", "reclaim", HOST, "--wait", "--json"])) as Op;
     assert.equal(again.status, "COMPLETED");
     assert.deepEqual(nodeState(), { state: "drained", reason: "disk swap by the admin" }, "reclaim keeps the administrator's reason");
     assert.equal((await node()).cordoned, false);
@@ -117,20 +117,20 @@ describe("slurm lend", () => {
 
   // Last: the second node stays in the store after its agent stops.
   it("moves a replica to another node first when there is room, then lends", async (t) => {
-    ctlOk(["slurm", "reclaim", HOST, "--wait"]);
+    await ctlOk(["slurm", "reclaim", HOST, "--wait"]);
     const model = uniqueModel("lendmove");
-    serveOne(model);
+    await serveOne(model);
     const other = `node-b-${p.id}`;
     const env = { ...p.env, LLMGW_NODE_ID: other, LLMGW_AGENT_PORT: String(await freePort()), LLMGW_SLURM_ENABLED: "0", LLMGW_ENGINE_PORT_MIN: "29800", LLMGW_ENGINE_PORT_MAX: "29899" };
     const second = startChild("agent-b", ["agent"], { env, logDir: path.join(p.dataDir, "logs") });
     t.after(() => stopChild(second));
     await waitFor("the second agent to register", async () => (await p.admin<Status>("GET", "/slurm")).data.some((n) => n.id === other), 60_000);
 
-    const out = JSON.parse(ctlOk(["slurm", "lend", HOST, "--wait", "--json"])) as Op;
+    const out = JSON.parse(await ctlOk(["slurm", "lend", HOST, "--wait", "--json"])) as Op;
     assert.equal(out.status, "COMPLETED");
     const { data } = await p.admin<{ data: { name: string; replicas: { node: string; state: string }[] }[] }>("GET", "/models");
     assert.deepEqual(data.find((m) => m.name === model)!.replicas.map((r) => [r.node, r.state]), [[other, "ready"]], "served on the other node, never fewer");
     assert.equal(nodeState().state, "idle");
-    p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "0", "--wait"]);
+    await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "0", "--wait"]);
   });
 });

@@ -23,22 +23,22 @@ describe("slurm reclaim", () => {
     await cleanSlate();
   });
 
-  const ctlJson = <T>(args: string[]): T => {
-    const r = p.ctl([...args, "--json"]);
+  const ctlJson = async <T>(args: string[]): Promise<T> => {
+    const r = await p.ctl([...args, "--json"]);
     assert.equal(r.code, 0, `ctl ${args.join(" ")}: ${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
   const op = (id: string) => p.admin<Op>("GET", `/operations/${id}`);
   const cordoned = async () => (await p.admin<{ data: { id: string; cordoned: boolean }[] }>("GET", "/nodes")).data.find((n) => n.id === HOST)!.cordoned;
-  const lend = () => assert.equal(ctlJson<Op>(["slurm", "lend", HOST, "--force", "--wait"]).status, "COMPLETED");
+  const lend = async () => assert.equal((await ctlJson<Op>(["slurm", "lend", HOST, "--force", "--wait"])).status, "COMPLETED");
   const running = (id: string) => waitFor(`job ${id} to run`, async () => jobState(id) === "RUNNING", 60_000);
 
   it("waits in Slurm's draining state while a job runs, returns when it ends, then takes a replica", async () => {
-    lend();
+    await lend();
     const job = submitHeld(dir);
     await running(job.id);
 
-    const { operationId } = ctlJson<{ operationId: string }>(["slurm", "reclaim", HOST]);
+    const { operationId } = await ctlJson<{ operationId: string }>(["slurm", "reclaim", HOST]);
     await waitFor("the reclaim to wait for the job", async () => (await op(operationId)).progress?.phase === "waiting-jobs", 60_000, 100);
     assert.deepEqual(nodeState(), { state: "draining", reason: "llmgw: reclaim" });
     assert.equal((await op(operationId)).status, "RUNNING");
@@ -51,18 +51,18 @@ describe("slurm reclaim", () => {
     assert.equal(await cordoned(), false);
 
     const model = uniqueModel("back");
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait"]);
     assert.equal(served.code, 0, served.stderr);
     const { data } = await p.admin<{ data: { name: string; replicas: { node: string; state: string }[] }[] }>("GET", "/models");
     assert.deepEqual(data.find((m) => m.name === model)!.replicas.map((r) => [r.node, r.state]), [[HOST, "ready"]]);
-    p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "0", "--wait"]);
+    await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "0", "--wait"]);
   });
 
   it("survives its agent restarting while it waits for the job", async () => {
-    lend();
+    await lend();
     const job = submitHeld(dir);
     await running(job.id);
-    const { operationId } = ctlJson<{ operationId: string }>(["slurm", "reclaim", HOST]);
+    const { operationId } = await ctlJson<{ operationId: string }>(["slurm", "reclaim", HOST]);
     await waitFor("the reclaim to wait for the job", async () => (await op(operationId)).progress?.phase === "waiting-jobs", 60_000, 100);
     await p.kill("agent", "SIGKILL");
     await p.kill("worker-temporal", "SIGKILL");
@@ -78,10 +78,10 @@ describe("slurm reclaim", () => {
   });
 
   it("requeues a job that outlives the deadline", async () => {
-    lend();
+    await lend();
     const job = submitHeld(dir);
     await running(job.id);
-    const done = ctlJson<Op>(["slurm", "reclaim", HOST, "--deadline", "2s", "--wait"]);
+    const done = await ctlJson<Op>(["slurm", "reclaim", HOST, "--deadline", "2s", "--wait"]);
     assert.equal(done.status, "COMPLETED");
     assert.equal(await cordoned(), false);
     assert.equal(nodeState().state, "drained");
@@ -92,10 +92,10 @@ describe("slurm reclaim", () => {
   });
 
   it("a Slurm that does not answer does not keep the node from llmgw", async () => {
-    lend();
+    await lend();
     sh("bash", ["scripts/slurm.sh", "stop"]);
     try {
-      const done = ctlJson<Op>(["slurm", "reclaim", HOST, "--wait"]);
+      const done = await ctlJson<Op>(["slurm", "reclaim", HOST, "--wait"]);
       assert.equal(done.status, "COMPLETED");
       assert.match(done.progress?.message ?? "", /returns to llmgw regardless/);
       assert.equal(await cordoned(), false);

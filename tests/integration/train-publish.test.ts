@@ -38,8 +38,8 @@ describe("train publish", () => {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-publish-"));
   const data = path.join(dir, "pairs.ndjson");
 
-  const ctlJson = <T>(args: string[]): T => {
-    const r = p.ctl([...args, "--json"]);
+  const ctlJson = async <T>(args: string[]): Promise<T> => {
+    const r = await p.ctl([...args, "--json"]);
     assert.equal(r.code, 0, `ctl ${args.join(" ")}: ${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
@@ -54,13 +54,13 @@ describe("train publish", () => {
     process.env.LLMGW_NVIDIA_SMI = smi;
     process.env.LLMGW_TRAINER = "standin";
     p = await startPlatform();
-    p.ctl(["projects", "create", "lora"]);
-    key = (JSON.parse(p.ctl(["keys", "create", "--project", "lora", "--json"]).stdout) as { key: string }).key;
+    await p.ctl(["projects", "create", "lora"]);
+    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "lora", "--json"])).stdout) as { key: string }).key;
     // Each load takes 400 ms in the sim, so loads that overlapped would show in their intervals.
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", "3", "--arg=--lora-load-ms=400", "--wait"]);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", "3", "--arg=--lora-load-ms=400", "--wait"]);
     assert.equal(served.code, 0, served.stderr);
-    ({ id: trainingId } = ctlJson<{ id: string }>(["train", "start", "--base", model, "--data", data, "--gpu-memory", "8000", "--params", '{"rank":4,"epochs":2,"step_ms":10}']));
-    const run = ctlJson<{ state: string; error: string | null }>(["train", "show", trainingId, "--follow"]);
+    ({ id: trainingId } = await ctlJson<{ id: string }>(["train", "start", "--base", model, "--data", data, "--gpu-memory", "8000", "--params", '{"rank":4,"epochs":2,"step_ms":10}']));
+    const run = await ctlJson<{ state: string; error: string | null }>(["train", "show", trainingId, "--follow"]);
     assert.equal(run.state, "completed", run.error ?? "");
   });
   after(async () => {
@@ -68,7 +68,7 @@ describe("train publish", () => {
   });
 
   it("loads the adapter on every replica one at a time, then routes its name to them", async () => {
-    const r = ctlJson<{ id: string; name: string; operationId: string }>(["train", "publish", trainingId, "--to", model, "--name", adapter]);
+    const r = await ctlJson<{ id: string; name: string; operationId: string }>(["train", "publish", trainingId, "--to", model, "--name", adapter]);
     assert.equal(r.name, adapter);
     assert.match(r.operationId, new RegExp(`^model/${model}/publish/\\d+$`));
     const done = await waitFor("the publish to end", async () => (await adapters()).find((a) => a.name === adapter && a.state !== "loading") ?? null, 120_000);
@@ -104,7 +104,7 @@ describe("train publish", () => {
 
   it("a replica added later loads the adapter before it serves", async () => {
     const before = new Set((await readyReplicas()).map((x) => x.id));
-    const scaled = p.ctl(["model", "scale", model, "--replicas", "4", "--wait"]);
+    const scaled = await p.ctl(["model", "scale", model, "--replicas", "4", "--wait"]);
     assert.equal(scaled.code, 0, scaled.stderr);
     const added = (await readyReplicas()).filter((x) => !before.has(x.id));
     assert.equal(added.length, 1);
@@ -113,11 +113,11 @@ describe("train publish", () => {
   });
 
   it("refuses an unfinished run, an unknown model and a taken name with a clear 4xx", async () => {
-    const { id: running } = ctlJson<{ id: string }>(["train", "start", "--base", model, "--data", data, "--gpu-memory", "8000", "--params", '{"epochs":500,"step_ms":100}']);
-    const early = p.ctl(["train", "publish", running, "--to", model]);
+    const { id: running } = await ctlJson<{ id: string }>(["train", "start", "--base", model, "--data", data, "--gpu-memory", "8000", "--params", '{"epochs":500,"step_ms":100}']);
+    const early = await p.ctl(["train", "publish", running, "--to", model]);
     assert.notEqual(early.code, 0);
     assert.match(early.stderr, /has not finished \((queued|running)\)/);
-    p.ctl(["train", "cancel", running]);
+    await p.ctl(["train", "cancel", running]);
 
     const unknown = await fetch(`${p.adminUrl}/api/v1/training/${trainingId}/publish`, {
       method: "POST",
@@ -127,7 +127,7 @@ describe("train publish", () => {
     assert.equal(unknown.status, 404);
     assert.deepEqual(await unknown.json(), { error: { message: "no model 'no-such-model-anywhere' in the catalog", field: "model" } });
 
-    const taken = p.ctl(["train", "publish", trainingId, "--to", model, "--name", adapter]);
+    const taken = await p.ctl(["train", "publish", trainingId, "--to", model, "--name", adapter]);
     assert.notEqual(taken.code, 0);
     assert.match(taken.stderr, /the name '.*' is taken/);
     assert.equal((await adapters()).length, 1, "no adapter was recorded for the refused publishes");

@@ -37,16 +37,16 @@ describe("training", () => {
     await p?.stop();
   });
 
-  const ctlJson = <T>(args: string[]): T => {
-    const r = p.ctl([...args, "--json"]);
+  const ctlJson = async <T>(args: string[]): Promise<T> => {
+    const r = await p.ctl([...args, "--json"]);
     assert.equal(r.code, 0, `ctl ${args.join(" ")}: ${r.stderr}`);
     return JSON.parse(r.stdout) as T;
   };
   const runDir = (id: string, attempt = 1) => path.join(p.dataDir, "agent", `node-${p.id}`, "train", `${id}-${attempt}`);
 
   it("runs the stand-in end to end and the artifact downloads byte-identical", async () => {
-    const { id } = ctlJson<{ id: string; lines: number }>(["train", "start", "--base", "tiny-base", "--data", data, "--gpu-memory", "8000", "--params", '{"rank":4,"epochs":3,"step_ms":20}']);
-    const run = ctlJson<Run>(["train", "show", id, "--follow"]);
+    const { id } = await ctlJson<{ id: string; lines: number }>(["train", "start", "--base", "tiny-base", "--data", data, "--gpu-memory", "8000", "--params", '{"rank":4,"epochs":3,"step_ms":20}']);
+    const run = await ctlJson<Run>(["train", "show", id, "--follow"]);
     assert.equal(run.state, "completed", run.error ?? "");
     assert.equal(run.progress.steps, 9, "3 epochs of 10 pairs in batches of 4");
     assert.equal(run.progress.step, 9);
@@ -54,7 +54,7 @@ describe("training", () => {
     assert.equal(run.progress.nodeId, `node-${p.id}`);
 
     const out = path.join(dir, "adapter.safetensors");
-    const dl = ctlJson<{ bytes: number; sha256: string }>(["train", "download", id, "-o", out]);
+    const dl = await ctlJson<{ bytes: number; sha256: string }>(["train", "download", id, "-o", out]);
     const original = fs.readFileSync(path.join(runDir(id), "out", "adapter_model.safetensors"));
     const got = fs.readFileSync(out);
     assert.equal(dl.bytes, original.length);
@@ -67,14 +67,14 @@ describe("training", () => {
   });
 
   it("cancel mid-run stops the trainer's whole process group", async () => {
-    const { id } = ctlJson<{ id: string }>(["train", "start", "--base", "tiny-base", "--data", data, "--gpu-memory", "8000", "--params", '{"epochs":500,"step_ms":100}']);
-    await waitFor("the trainer to take steps", async () => ctlJson<Run>(["train", "show", id]).progress.step >= 2, 60_000);
+    const { id } = await ctlJson<{ id: string }>(["train", "start", "--base", "tiny-base", "--data", data, "--gpu-memory", "8000", "--params", '{"epochs":500,"step_ms":100}']);
+    await waitFor("the trainer to take steps", async () => (await ctlJson<Run>(["train", "show", id])).progress.step >= 2, 60_000);
     const { pid } = JSON.parse(fs.readFileSync(path.join(runDir(id), "record.json"), "utf8")) as { pid: number };
     process.kill(-pid, 0); // its group runs
 
-    ctlJson(["train", "cancel", id]);
+    await ctlJson(["train", "cancel", id]);
     const run = await waitFor("the run to end", async () => {
-      const r = ctlJson<Run>(["train", "show", id]);
+      const r = await ctlJson<Run>(["train", "show", id]);
       return r.state !== "running" && r.state !== "queued" ? r : null;
     }, 60_000);
     assert.equal(run.state, "cancelled");
@@ -87,7 +87,7 @@ describe("training", () => {
       }
     }, 20_000);
     assert.ok(run.progress.step < run.progress.steps, "stopped before the end");
-    const dl = p.ctl(["train", "download", id]);
+    const dl = await p.ctl(["train", "download", id]);
     assert.notEqual(dl.code, 0, "a cancelled run has no artifact");
   });
 
@@ -97,9 +97,9 @@ describe("training", () => {
     t.after(() => stopChild(second));
     await waitFor("the second agent to register", async () => (await p.admin<{ data: { id: string }[] }>("GET", "/nodes")).data.some((n) => n.id === other), 60_000);
 
-    const { id } = ctlJson<{ id: string }>(["train", "start", "--base", "tiny-base", "--data", data, "--gpu-memory", "8000", "--params", '{"epochs":20,"step_ms":100}']);
+    const { id } = await ctlJson<{ id: string }>(["train", "start", "--base", "tiny-base", "--data", data, "--gpu-memory", "8000", "--params", '{"epochs":20,"step_ms":100}']);
     const first = await waitFor("the first attempt to take steps", async () => {
-      const r = ctlJson<Run>(["train", "show", id]);
+      const r = await ctlJson<Run>(["train", "show", id]);
       return r.progress.step >= 2 ? r : null;
     }, 60_000);
     assert.equal(first.progress.attempt, 1);
@@ -110,7 +110,7 @@ describe("training", () => {
     else await p.kill("agent", "SIGKILL");
     process.kill(-pid, "SIGKILL");
 
-    const run = ctlJson<Run>(["train", "show", id, "--follow"]);
+    const run = await ctlJson<Run>(["train", "show", id, "--follow"]);
     assert.equal(run.state, "completed", run.error ?? "");
     assert.equal(run.progress.attempt, 2);
     assert.notEqual(run.progress.nodeId, lost, "the second attempt ran elsewhere");
@@ -121,10 +121,10 @@ describe("training", () => {
   it("refuses a bad data file with its line number, before anything starts", async () => {
     const bad = path.join(dir, "bad.ndjson");
     fs.writeFileSync(bad, `${JSON.stringify({ q: "a", a: "b" })}\n${JSON.stringify({ q: "c", a: "d" })}\n{"q": "e", "answer": "f"}\n`);
-    const before = ctlJson<Run[]>(["train", "list"]).length;
-    const r = p.ctl(["train", "start", "--base", "tiny-base", "--data", bad, "--gpu-memory", "8000"]);
+    const before = (await ctlJson<Run[]>(["train", "list"])).length;
+    const r = await p.ctl(["train", "start", "--base", "tiny-base", "--data", bad, "--gpu-memory", "8000"]);
     assert.notEqual(r.code, 0);
     assert.match(r.stderr, /data line 3: unexpected key "answer"/);
-    assert.equal(ctlJson<Run[]>(["train", "list"]).length, before, "no run was made");
+    assert.equal((await ctlJson<Run[]>(["train", "list"])).length, before, "no run was made");
   });
 });

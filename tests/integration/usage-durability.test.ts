@@ -146,8 +146,8 @@ describe("every request lands in the ledger exactly once", () => {
     cluster = await startThrowawayPostgres();
     p = await startPlatform({ databaseUrl: cluster.url });
     queue = new Queue(USAGE_QUEUE, { connection: direct });
-    assert.equal(p.ctl(["projects", "create", "usage"]).code, 0);
-    const served = p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
+    assert.equal((await p.ctl(["projects", "create", "usage"])).code, 0);
+    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
   });
 
@@ -158,8 +158,8 @@ describe("every request lands in the ledger exactly once", () => {
     cluster?.destroy();
   });
 
-  function newKey(): { id: string; client: OpenAI } {
-    const created = p.ctl(["keys", "create", "--project", "usage", "--json"]);
+  async function newKey(): Promise<{ id: string; client: OpenAI }> {
+    const created = await p.ctl(["keys", "create", "--project", "usage", "--json"]);
     assert.equal(created.code, 0, created.stderr);
     const k = JSON.parse(created.stdout) as { id: string; key: string };
     return { id: k.id, client: new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: k.key, maxRetries: 0, timeout: 30_000 }) };
@@ -187,7 +187,7 @@ describe("every request lands in the ledger exactly once", () => {
 
   it("with PostgreSQL stopped for a minute under load, the gateway serves on and the ledger gets all N once", async () => {
     const N = 600;
-    const { id, client } = newKey();
+    const { id, client } = await newKey();
     const running = load(client, model, N, 110);
     await waitFor("the first events in the ledger", async () => (await ledger(cluster.url, id)).count > 0, 30_000, 100);
     cluster.stop();
@@ -205,7 +205,7 @@ describe("every request lands in the ledger exactly once", () => {
 
   it("with the usage worker killed mid-batch (twice), the ledger still gets all N once", async (t) => {
     const N = 800;
-    const { id, client } = newKey();
+    const { id, client } = await newKey();
     const running = load(client, model, N, 20);
     for (let round = 1; round <= 2; round++) {
       const before = (await ledger(cluster.url, id)).count;
