@@ -46,6 +46,10 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     pending.push(rec);
     return { operationId: rec.id };
   };
+  const unpark = () => {
+    state.parked = null;
+    state.failedRepairs = 0;
+  };
   const roomInQueue = () => {
     if (pending.length >= MAX_PENDING) throw ApplicationFailure.nonRetryable(`model ${state.name} already has ${pending.length} operations waiting; try later`);
   };
@@ -66,9 +70,9 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     }),
   );
   setHandler(serveUpdate, (command) => {
-    // An operator's serve is a fresh start: it unparks the model.
-    state.parked = null;
-    state.failedRepairs = 0;
+    // An operator's serve is a fresh start: it unparks the model. With the patch on, when it runs
+    // (a failed repair's result may be applied on either side of this handler: signal-decisions.ts).
+    if (!decisions.deferred) unpark();
     return enqueue({ kind: "serve", command });
   }, {
     validator: (cmd) => {
@@ -112,6 +116,7 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     }
     const op = pending[0]!;
     op.state = "running";
+    if (op.kind === "serve" && !op.repair && decisions.deferred) unpark();
     try {
       if (op.kind === "serve" && op.repair) {
         if (state.failedRepairs) await sleep(repairBackoffMs(state.failedRepairs));

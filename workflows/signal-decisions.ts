@@ -10,9 +10,10 @@ import { condition } from "@temporalio/workflow";
 export class SignalDecisions {
   /** The main loop is waiting for work: no operation's result is left to apply. */
   loopWaits = false;
-  private deferred = false;
+  /** Patch signal-decisions-after-results is on: decisions wait for the loop. */
+  deferred = false;
 
-  /** Patch signal-decisions-after-results; read once, after the workflow's earlier patches (their order is in the history). */
+  /** Read once, after the workflow's earlier patches (their order is in the history). */
   enable(on: boolean): void {
     this.deferred = on;
   }
