@@ -29,7 +29,7 @@ interface Operation {
   start(p: Platform, model: string, target: string): Promise<string>;
   /** Replicas and version once it completed; `afterwards` puts the model back to REPLICAS. */
   replicas: number;
-  afterwards?(p: Platform, model: string): void;
+  afterwards?(p: Platform, model: string): Promise<void>;
 }
 
 /** Engines that take 4 s to load, so the operation surely waits for them when the crash comes. */
@@ -41,7 +41,9 @@ const operations: Operation[] = [
     // A scale-up of the version already served: the new replica loads slowly.
     start: async (p, model, _target) => (await p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { ...slow, version: current.get(model)!, replicas: REPLICAS + 1 })).operationId,
     replicas: REPLICAS + 1,
-    afterwards: async (p, model) => assert.equal((await p.ctl(["model", "scale", model, "--replicas", String(REPLICAS), "--wait"])).code, 0),
+    afterwards: async (p, model) => {
+      assert.equal((await p.ctl(["model", "scale", model, "--replicas", String(REPLICAS), "--wait"])).code, 0);
+    },
   },
   {
     kind: "upgrade",
@@ -143,7 +145,7 @@ for (const op of operations) {
       assert.deepEqual(m.replicas.map((r) => `${r.version}:${r.state}`), Array(op.replicas).fill(`${target}:ready`));
       await waitFor(`exactly ${op.replicas} engines`, async () => p.enginePids(model).length === op.replicas, 20_000);
       assert.deepEqual(failures, [], `${failures.length} of ${sent} requests failed`);
-      op.afterwards?.(p, model);
+      await op.afterwards?.(p, model);
     }
 
     for (const c of crashes) {
