@@ -104,7 +104,7 @@ export async function modelEntity(initial: ModelState): Promise<void> {
   // (tests/unit/model-entity-replay.test.ts).
   const handlersFirst = patched("handlers-before-operations");
   installOnDemand(state, pending, enqueue, handlersFirst, decisions);
-  decisions.enable(patched("signal-decisions-after-results"));
+  decisions.deferred = patched("signal-decisions-after-results");
 
   for (;;) {
     decisions.loopWaits = true;

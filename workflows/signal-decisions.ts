@@ -10,13 +10,8 @@ import { condition } from "@temporalio/workflow";
 export class SignalDecisions {
   /** The main loop is waiting for work: no operation's result is left to apply. */
   loopWaits = false;
-  /** Patch signal-decisions-after-results is on: decisions wait for the loop. */
+  /** Patch signal-decisions-after-results is on (read once, after the workflow's earlier patches: their order is in the history). */
   deferred = false;
-
-  /** Read once, after the workflow's earlier patches (their order is in the history). */
-  enable(on: boolean): void {
-    this.deferred = on;
-  }
 
   /** Runs `decision` now (runs begun before the patch) or once the main loop waits. */
   async decide(decision: () => void): Promise<void> {

@@ -129,7 +129,8 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
     ctl(args) {
       return new Promise((resolve) => {
         const child = execFile(process.execPath, [LLMGW_BIN, "ctl", ...args], { env, encoding: "utf8", maxBuffer: 64 * 1024 * 1024 }, (err, stdout, stderr) =>
-          resolve({ code: err ? ((err as { code?: number }).code ?? 1) : 0, stdout, stderr }),
+          // err.code is the exit status, or a string such as ENOENT when ctl never ran.
+          resolve({ code: !err ? 0 : typeof err.code === "number" ? err.code : 1, stdout, stderr }),
         );
         child.stdin?.end(); // nothing to read, as a ctl run by hand with </dev/null
       });
