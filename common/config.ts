@@ -60,6 +60,11 @@ const schema = z.object({
    * helper threads; "auto" (default): alone on a machine of 2 CPUs or fewer (gateway/heap-tuning.ts).
    */
   LLMGW_GATEWAY_SINGLE_THREADED_GC: z.enum(["auto", "0", "1"]).default("auto"),
+  /**
+   * Where the Temporal worker keeps its workflow bundles, by the hash of their sources, so a restart
+   * skips bundling; "" bundles at every start. Default: $XDG_CACHE_HOME/llmgw/workflow-bundles.
+   */
+  LLMGW_WORKFLOW_BUNDLE_DIR: z.string().optional(),
   LLMGW_AGENT_STOP_ENGINES_ON_EXIT: z.enum(["0", "1"]).default("0"),
   /** The unprivileged user engines run as (the agent must then run as root); unset: the agent's own. */
   LLMGW_ENGINE_USER: z.string().optional(),

@@ -1,6 +1,8 @@
 // The Temporal worker: runs workflows/ and activities/ on the task queue.
 import { fileURLToPath } from "node:url";
-import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from "@temporalio/worker";
+import os from "node:os";
+import path from "node:path";
+import { NativeConnection, Worker } from "@temporalio/worker";
 import { createActivities } from "../activities/index.ts";
 import { closeAgentClients } from "../activities/deps.ts";
 import { closeSlurmClients } from "../activities/slurm.ts";
@@ -14,8 +16,12 @@ import { readOrCreateSecret } from "../common/secrets.ts";
 import type { WorkerMetrics } from "./metrics.ts";
 import { jobsTaskQueue } from "../workflows/job-types.ts";
 import { ensureFleetWatch } from "./fleet-watch-start.ts";
+import { cachedWorkflowBundle } from "./workflow-bundle.ts";
 
-const bundlerLogger = new DefaultLogger("WARN");
+function bundleDir(setting: string | undefined): string | null {
+  if (setting !== undefined) return setting === "" ? null : path.resolve(setting);
+  return path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "llmgw", "workflow-bundles");
+}
 
 export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): void }> {
   const c = config();
@@ -27,11 +33,13 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     nodeFreshMs: c.LLMGW_NODE_LOST_MS,
   };
   const connection = await NativeConnection.connect({ address: c.TEMPORAL_ADDRESS });
-  // Bundled once for both workers: bundling (webpack) is most of a worker's start time.
-  const workflowBundle = await bundleWorkflowCode({
+  // One bundle for both workers, from the cache when these sources were bundled before:
+  // bundling (webpack) is most of a worker's start time.
+  const workflowBundle = await cachedWorkflowBundle({
     workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
-    workflowInterceptorModules: metrics?.interceptors().workflowModules ?? [],
-    logger: bundlerLogger,
+    interceptorModules: metrics?.interceptors().workflowModules ?? [],
+    lockFile: fileURLToPath(new URL("../package-lock.json", import.meta.url)),
+    cacheDir: bundleDir(c.LLMGW_WORKFLOW_BUNDLE_DIR),
   });
   const worker = await Worker.create({
     connection,
