@@ -5,6 +5,16 @@ import type { Redis } from "ioredis";
 
 export const CHANGE_CHANNEL = "llmgw:changes";
 
+/**
+ * The channel for a connection's database. Pub/sub channels span a server's databases, so two
+ * platforms sharing one Redis server on different databases would otherwise hear each other's
+ * replicas; database 0 keeps the plain name.
+ */
+export function changeChannel(r: Redis): string {
+  const db = r.options.db ?? 0;
+  return db === 0 ? CHANGE_CHANNEL : `${CHANGE_CHANNEL}:${db}`;
+}
+
 export const replicaChange = z.object({
   kind: z.literal("replica"),
   op: z.enum(["ready", "draining", "gone"]),
@@ -29,13 +39,14 @@ export type Change = z.infer<typeof change>;
 export type ReplicaChange = z.infer<typeof replicaChange>;
 
 export async function publishChange(r: Redis, c: Change): Promise<void> {
-  await r.publish(CHANGE_CHANNEL, JSON.stringify(c));
+  await r.publish(changeChannel(r), JSON.stringify(c));
 }
 
 /** Subscribes on a dedicated connection (a subscribed ioredis client can do nothing else). */
 export async function subscribeChanges(sub: Redis, onChange: (c: Change) => void, onBad: (raw: string) => void): Promise<void> {
+  const ours = changeChannel(sub);
   sub.on("message", (channel: string, raw: string) => {
-    if (channel !== CHANGE_CHANNEL) return;
+    if (channel !== ours) return;
     let parsed: unknown;
     try {
       parsed = JSON.parse(raw);
@@ -47,5 +58,5 @@ export async function subscribeChanges(sub: Redis, onChange: (c: Change) => void
     if (res.success) onChange(res.data);
     else onBad(raw);
   });
-  await sub.subscribe(CHANGE_CHANNEL);
+  await sub.subscribe(ours);
 }
