@@ -7,6 +7,7 @@
 #   npm test -- --test-name-pattern=canary     extra flags go to `node --test`
 #
 # LLMGW_SKIP_CHECKS=1 skips the type check and lint; LLMGW_CHECKS=1 forces them with files given.
+# LLMGW_TEST_LANES=N runs the files in N parallel lanes (default: 2 for the whole suite, 1 for named files).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -48,6 +49,7 @@ if [ "${LLMGW_SKIP_CHECKS:-0}" != 1 ] && { [ ${#files[@]} -eq 0 ] || [ "${LLMGW_
   npx eslint . || { rc=$?; [ "$checks_rc" != 0 ] || checks_rc=$rc; }
 fi
 
+files_given=$([ ${#files[@]} -gt 0 ] && echo 1 || echo 0)
 if [ ${#files[@]} -eq 0 ]; then
   mapfile -t files < <(find tests/unit tests/integration tests/e2e -name '*.test.ts' 2>/dev/null | sort)
 fi
@@ -58,7 +60,19 @@ if [ ${#files[@]} -eq 0 ]; then
   exit "$checks_rc"
 fi
 test_rc=0
-node --import tsx --test --test-concurrency=1 --test-timeout=600000 "${node_flags[@]}" "${files[@]}" || test_rc=$?
+# The whole suite runs in lanes (scripts/test-lanes.ts), each with its own Redis and test database;
+# files given by name run in one `node --test`, as before. LLMGW_TEST_LANES sets the lanes either way.
+lanes="${LLMGW_TEST_LANES:-$([ "$files_given" = 1 ] && echo 1 || echo 2)}"
+if [ "$lanes" -gt 1 ]; then
+  base_db="$(node -e 'console.log(Number(new URL(process.argv[1]).pathname.slice(1) || 0))' "$REDIS_URL")"
+  for ((k = 2; k <= lanes; k++)); do
+    bash scripts/services.sh createdb "llmgw_test_$k" >/dev/null
+    redis-cli -u "$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; console.log(u.toString())' "$REDIS_URL" "$((base_db + k - 1))")" flushdb >/dev/null
+  done
+  node --import tsx scripts/test-lanes.ts --lanes "$lanes" "${node_flags[@]}" "${files[@]}" || test_rc=$?
+else
+  node --import tsx --test --test-concurrency=1 --test-timeout=600000 "${node_flags[@]}" "${files[@]}" || test_rc=$?
+fi
 
 if [ "$test_rc" != 0 ]; then exit "$test_rc"; fi
 if [ "$checks_rc" != 0 ]; then
