@@ -2,7 +2,7 @@
 # Starts and stops the real dependencies for development and tests: Temporal (dev server on a
 # SQLite file), PostgreSQL and Redis, each on its own port with its state under .data/.
 #
-#   scripts/services.sh start | stop | status | env | install | createdb NAME | kill-temporal [S]
+#   scripts/services.sh start | stop [postgres|redis|temporal]... | status | env | install | createdb NAME | kill-temporal [S]
 #
 # A service whose URL is already in the environment (TEMPORAL_ADDRESS, DATABASE_URL, REDIS_URL)
 # is somebody else's: nothing is started or stopped for it. Starting twice is a no-op.
@@ -16,8 +16,9 @@ case "$DATA" in /*) ;; *) DATA="$ROOT/$DATA" ;; esac
 
 PG_PORT=5433
 REDIS_PORT=6380
-TEMPORAL_PORT=7233
-TEMPORAL_UI_PORT=8233
+# Another Temporal beside the usual one (a test's own, under another LLMGW_DATA_DIR) takes these.
+TEMPORAL_PORT="${LLMGW_TEMPORAL_PORT:-7233}"
+TEMPORAL_UI_PORT="${LLMGW_TEMPORAL_UI_PORT:-8233}"
 PG_BIN=/usr/lib/postgresql/15/bin
 WAIT_S="${LLMGW_SERVICES_TIMEOUT:-180}"
 CACHE_BIN="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/bin"
@@ -357,22 +358,24 @@ print_env() {
 }
 
 usage() {
-  echo "usage: $0 start|stop|status|env|install|createdb NAME|kill-temporal [DOWN_SECONDS]" >&2
+  echo "usage: $0 start|stop [postgres|redis|temporal]... | status|env|install|createdb NAME|kill-temporal [DOWN_SECONDS]" >&2
   exit 2
 }
 
 cmd="${1:-}"
 [ $# -gt 0 ] && shift
 case "$cmd" in
-  start)
-    start_postgres
-    start_redis
-    start_temporal
+  start) # [postgres|redis|temporal]...: those only (default: all three)
+    [ $# -gt 0 ] || set -- postgres redis temporal
+    for s in "$@"; do
+      case "$s" in postgres | redis | temporal) "start_$s" ;; *) usage ;; esac
+    done
     ;;
-  stop)
-    stop_temporal
-    stop_redis
-    stop_postgres
+  stop) # [postgres|redis|temporal]...
+    [ $# -gt 0 ] || set -- temporal redis postgres
+    for s in "$@"; do
+      case "$s" in postgres | redis | temporal) "stop_$s" ;; *) usage ;; esac
+    done
     ;;
   status)
     rc=0

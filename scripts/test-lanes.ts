@@ -1,9 +1,10 @@
 // Runs test files in parallel lanes (scripts/test.sh, for the whole suite). The tests spend much of
 // their time waiting on engines, workflows and timers, so two lanes use a 2-core machine's idle CPU.
 // Each lane has its own Redis database and test database; every platform a test starts already has
-// its own task queue, ports and store. Files that take the machine's shared services down
-// (tests/lanes.json "solo") run after the lanes, one at a time; files that share one outside
-// system ("together", e.g. the host's Slurm node) run one after the other in one lane.
+// its own task queue, ports and store; a test that takes a service down stages it on one of its own
+// (tests/helpers/postgres.ts, temporal.ts). A file that must take a shared service down would be
+// listed in tests/lanes.json "solo": those run after the lanes, one at a time. Files that share one
+// outside system ("together", e.g. the host's Slurm node) run one after the other in one lane.
 // Each file's output is printed whole when it ends, then a summary of every file.
 //
 //   node --import tsx scripts/test-lanes.ts [--lanes N] [node --test flags] FILE...
