@@ -1,28 +1,26 @@
 // Runs test files in parallel lanes (scripts/test.sh, for the whole suite). The tests spend much of
 // their time waiting on engines, workflows and timers, so two lanes use a 2-core machine's idle CPU.
-// Each lane has its own Redis database and test database; every platform a test starts already has
-// its own task queue, ports and store; a test that takes a service down stages it on one of its own
-// (tests/helpers/postgres.ts, temporal.ts). A file that must take a shared service down would be
-// listed in tests/lanes.json "solo": those run after the lanes, one at a time. Files that share one
-// outside system ("together", e.g. the host's Slurm node) run one after the other in one lane.
+// Each lane has its own Redis database and test database, emptied here; every platform a test starts
+// already has its own task queue, ports and store, and a test that takes a service down stages it on
+// one of its own (tests/helpers/postgres.ts, temporal.ts). Files that share one outside system
+// (tests/lanes.json "together", e.g. the host's Slurm node) run one after the other in one lane.
 // Each file's output is printed whole when it ends, then a summary of every file.
 //
 //   node --import tsx scripts/test-lanes.ts [--lanes N] [node --test flags] FILE...
-import { spawn, type ChildProcess } from "node:child_process";
+import { execFileSync, spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
+import { redis } from "../common/redis.ts";
 
 const root = path.resolve(import.meta.dirname, "..");
 const plan = z
   .object({
-    solo: z.array(z.string()),
     together: z.array(z.array(z.string())),
-    /** Each file's last measured seconds: the longest start first, so no lane ends with a long one alone. */
+    /** Each file's measured seconds (the summary prints them): the longest start first, so no lane ends with a long one alone. */
     seconds: z.record(z.string(), z.number()),
   })
   .parse(JSON.parse(fs.readFileSync(path.join(root, "tests/lanes.json"), "utf8")));
-const measuredFile = path.join(root, ".data/test-durations.json");
 
 interface Result {
   file: string;
@@ -47,15 +45,25 @@ function parseArgs(argv: string[]): { lanes: number; flags: string[]; files: str
   return { lanes, flags, files };
 }
 
-/** The lane's Redis database (the base URL's, then the next ones) and test database (llmgw_test, llmgw_test_2, ...). */
+/** Lane 1 uses the environment's Redis database and test database; lane k the k−1 next Redis databases and llmgw_test_k. */
 function laneEnv(lane: number, env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out = { ...env, LLMGW_TEST_LANE: String(lane) };
-  if (lane === 1) return out;
-  const r = new URL(env.REDIS_URL ?? "redis://127.0.0.1:6380/1");
+  if (lane === 1) return env;
+  const r = new URL(env.REDIS_URL!);
   r.pathname = `/${Number(r.pathname.slice(1) || 0) + lane - 1}`;
-  const d = new URL(env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5433/llmgw_test");
+  const d = new URL(env.DATABASE_URL!);
   d.pathname = `${d.pathname}_${lane}`;
-  return { ...out, REDIS_URL: r.toString(), DATABASE_URL: d.toString() };
+  return { ...env, REDIS_URL: r.toString(), DATABASE_URL: d.toString() };
+}
+
+/** A fresh test database (scripts/services.sh createdb) and an empty Redis database for each lane after the first (test.sh readies lane 1's). */
+async function prepareLanes(lanes: number): Promise<void> {
+  for (let k = 2; k <= lanes; k++) {
+    const env = laneEnv(k, process.env);
+    execFileSync("bash", [path.join(root, "scripts/services.sh"), "createdb", new URL(env.DATABASE_URL!).pathname.slice(1)], { stdio: ["ignore", "ignore", "inherit"] });
+    const r = redis(env.REDIS_URL);
+    await r.flushdb();
+    r.disconnect();
+  }
 }
 
 const running = new Set<ChildProcess>();
@@ -86,28 +94,24 @@ function runFile(file: string, lane: number, flags: string[]): Promise<Result> {
 
 async function main(): Promise<number> {
   const { lanes, flags, files } = parseArgs(process.argv.slice(2));
-  const measured: Record<string, number> = fs.existsSync(measuredFile) ? JSON.parse(fs.readFileSync(measuredFile, "utf8")) : {};
-  const weight = (f: string) => measured[f] ?? plan.seconds[f] ?? 10;
+  for (const v of ["REDIS_URL", "DATABASE_URL"]) if (!process.env[v]) throw new Error(`${v} must be set (scripts/test.sh sets it)`);
+  await prepareLanes(lanes);
+  const weight = (unit: string[]) => unit.reduce((s, f) => s + (plan.seconds[f] ?? 10), 0);
 
   const chosen = new Set(files);
-  const solo = plan.solo.filter((f) => chosen.has(f));
   const grouped = plan.together.map((g) => g.filter((f) => chosen.has(f))).filter((g) => g.length > 0);
   const inGroup = new Set(grouped.flat());
-  const units = [...grouped, ...files.filter((f) => !inGroup.has(f) && !solo.includes(f)).map((f) => [f])];
-  units.sort((a, b) => b.reduce((s, f) => s + weight(f), 0) - a.reduce((s, f) => s + weight(f), 0));
+  const units = [...grouped, ...files.filter((f) => !inGroup.has(f)).map((f) => [f])];
+  units.sort((a, b) => weight(b) - weight(a));
 
-  console.log(`${files.length} files: ${units.length} units in ${lanes} lanes, then ${solo.length} alone`);
+  console.log(`${files.length} files: ${units.length} units in ${lanes} lanes`);
   const results: Result[] = [];
   const lane = async (n: number) => {
     for (let unit = units.shift(); unit; unit = units.shift()) for (const f of unit) results.push(await runFile(f, n, flags));
   };
   const t0 = performance.now();
   await Promise.all(Array.from({ length: lanes }, (_, i) => lane(i + 1)));
-  for (const f of solo) results.push(await runFile(f, 1, flags));
   const wall = (performance.now() - t0) / 1000;
-
-  fs.mkdirSync(path.dirname(measuredFile), { recursive: true });
-  fs.writeFileSync(measuredFile, JSON.stringify({ ...measured, ...Object.fromEntries(results.map((r) => [r.file, Math.round(r.seconds)])) }, null, 2) + "\n");
 
   const failed = results.filter((r) => r.code !== 0);
   console.log(`\n──── summary: ${files.length} files in ${wall.toFixed(0)} s (${lanes} lanes); the files' own times sum to ${results.reduce((s, r) => s + r.seconds, 0).toFixed(0)} s ────`);
@@ -120,10 +124,10 @@ async function main(): Promise<number> {
   return failed.length ? 1 : 0;
 }
 
-for (const sig of ["SIGINT", "SIGTERM"] as const) {
+for (const [sig, status] of [["SIGINT", 130], ["SIGTERM", 143]] as const) {
   process.on(sig, () => {
     for (const c of running) c.kill(sig);
-    process.exit(130);
+    process.exit(status);
   });
 }
 

@@ -66,11 +66,6 @@ test_rc=0
 # Two lanes fill 2 cores (measured: 1.6 cores busy, the services aside); one core gets one lane.
 lanes="${LLMGW_TEST_LANES:-$([ "$files_given" = 1 ] || [ "$(nproc)" -lt 2 ] && echo 1 || echo 2)}"
 if [ "$lanes" -gt 1 ]; then
-  base_db="$(node -e 'console.log(Number(new URL(process.argv[1]).pathname.slice(1) || 0))' "$REDIS_URL")"
-  for ((k = 2; k <= lanes; k++)); do
-    bash scripts/services.sh createdb "llmgw_test_$k" >/dev/null
-    redis-cli -u "$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; console.log(u.toString())' "$REDIS_URL" "$((base_db + k - 1))")" flushdb >/dev/null
-  done
   node --import tsx scripts/test-lanes.ts --lanes "$lanes" "${node_flags[@]}" "${files[@]}" || test_rc=$?
 else
   node --import tsx --test --test-concurrency=1 --test-timeout=600000 "${node_flags[@]}" "${files[@]}" || test_rc=$?
