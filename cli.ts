@@ -7,7 +7,7 @@ import { missingGatewayNodeFlags, tuneGatewayHeap } from "./gateway/heap-tuning.
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
   gateway                client API, admin API, metrics, Control gRPC
-  worker [temporal|usage|all]   Temporal worker and/or the usage-ledger consumer
+  worker [temporal|usage|all]   Temporal worker and/or the BullMQ consumers (usage ledger, notifications)
   agent                  the node agent (gRPC)
   sim [flags]            the simulated engine (started by the agent)
   migrate                apply the store's migrations
@@ -90,6 +90,9 @@ async function main(argv: string[]): Promise<number | null> {
         const { runUsageWorker } = await import("./workers/usage.ts");
         const u = await runUsageWorker(metrics);
         stops.push(() => u.shutdown());
+        const { runNotifyWorker } = await import("./workers/notify.ts");
+        const n = await runNotifyWorker();
+        stops.push(() => n.shutdown());
       }
       untilSignal("worker", async () => {
         await Promise.all(stops.map((s) => s()));

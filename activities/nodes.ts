@@ -1,6 +1,7 @@
 // Nodes as operations see them: cordons, what runs where, and the fleet watch's look at the fleet
 // (lost nodes, dead engines, engines nobody wants).
 import { Context } from "@temporalio/activity";
+import { raise } from "../common/notifier.ts";
 import { agentAt, type ActivityDeps } from "./deps.ts";
 import { announce } from "./router-feed.ts";
 
@@ -37,7 +38,16 @@ export function nodeActivities(deps: ActivityDeps) {
       const afterFailure = Context.current().info.attempt > 1;
       for (const n of nodes) {
         if (now - n.lastSeen.getTime() > input.lostMs) {
-          if (n.replicas.length && !afterFailure) out.lost.push({ nodeId: n.id, models: [...new Set(n.replicas.map((r) => r.modelName))] });
+          if (n.replicas.length && !afterFailure) {
+            const lost = { nodeId: n.id, models: [...new Set(n.replicas.map((r) => r.modelName))] };
+            out.lost.push(lost);
+            raise({
+              kind: "node_lost",
+              subject: n.id,
+              summary: `node ${n.id} unheard for ${Math.round((now - n.lastSeen.getTime()) / 1000)} s; its replicas of ${lost.models.join(", ")} are placed elsewhere`,
+              details: { node: n.id, models: lost.models, lastSeen: n.lastSeen.toISOString() },
+            });
+          }
           continue;
         }
         out.fresh.push(n.id);

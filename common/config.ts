@@ -43,6 +43,10 @@ const schema = z.object({
   LLMGW_WAKE_WAIT_MS: z.coerce.number().int().positive().default(120_000),
   /** On-demand models: idle this long, their replicas stop (a model's idle_after wins). */
   LLMGW_IDLE_AFTER_MS: z.coerce.number().int().positive().default(900_000),
+  /** Webhooks notifications go to, one `json URL` or `slack URL` a line (workers/webhooks.ts); unset: none, notifications are only recorded. */
+  LLMGW_NOTIFY_WEBHOOKS_FILE: z.string().optional(),
+  /** Signs `json` webhooks' bodies; unset: a secret made at first start, in the data directory's `notify-secret`. */
+  LLMGW_NOTIFY_SECRET: z.string().optional(),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   /**

@@ -7,6 +7,7 @@ import { operationCommand } from "./operations.ts";
 import { keysCommand, orgsCommand, projectsCommand, teamsCommand } from "./tenancy.ts";
 import { auditCommand } from "./audit.ts";
 import { limitsCommand } from "./limits.ts";
+import { notifyCommand } from "./notify.ts";
 import { pricesCommand } from "./prices.ts";
 import { usageCommand } from "./usage.ts";
 import { slurmCommand } from "./slurm.ts";
@@ -26,6 +27,7 @@ const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
   keys: keysCommand,
   limits: limitsCommand,
   prices: pricesCommand,
+  notify: notifyCommand,
   usage: usageCommand,
   audit: auditCommand,
   slurm: slurmCommand,
@@ -53,6 +55,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME
   request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
+  notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

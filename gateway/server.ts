@@ -7,6 +7,7 @@ import { config } from "../common/config.ts";
 import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
+import { Notifier, setNotifier } from "../common/notifier.ts";
 import { redis } from "../common/redis.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
 import { temporalClient } from "../common/temporal.ts";
@@ -81,6 +82,8 @@ export async function startGateway(): Promise<Gateway> {
   const prices = new PriceBook(db);
   await prices.start();
   const usage = new UsageRecorder(usageConn, c.LLMGW_USAGE_BATCH, c.LLMGW_USAGE_FLUSH_MS, prices);
+  const notifier = new Notifier(usageConn);
+  setNotifier(notifier);
   const limitBook = new LimitBook(db);
   await limitBook.start();
   // Fails fast while Redis is away, so limits fall back to this process instead of waiting.
@@ -91,7 +94,7 @@ export async function startGateway(): Promise<Gateway> {
 
   const clientDeps = { keys, limits, registry, usage, metrics, waker, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE } };
   const client = await listen(withHotPath(clientDeps, clientApi(clientDeps)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
-  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
+  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -107,6 +110,8 @@ export async function startGateway(): Promise<Gateway> {
     async close() {
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       await usage.close();
+      setNotifier(null);
+      await notifier.close();
       await registry.close();
       prices.close();
       limitBook.close();

@@ -11,6 +11,7 @@ import { closeAdapterClients } from "../activities/adapters.ts";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
+import { Notifier, setNotifier } from "../common/notifier.ts";
 import { redis } from "../common/redis.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
 import type { WorkerMetrics } from "./metrics.ts";
@@ -32,6 +33,9 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     clusterToken: readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN),
     nodeFreshMs: c.LLMGW_NODE_LOST_MS,
   };
+  // The activities raise notifications (a node lost) through it.
+  const notifier = new Notifier(r);
+  setNotifier(notifier);
   const connection = await NativeConnection.connect({ address: c.TEMPORAL_ADDRESS });
   // One bundle for both workers, from the cache when these sources were bundled before:
   // bundling (webpack) is most of a worker's start time.
@@ -68,6 +72,8 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     closeSlurmClients();
     closeTrainClients();
     closeAdapterClients();
+    setNotifier(null);
+    await notifier.close();
     r.disconnect();
     await closePrisma();
     await connection.close();

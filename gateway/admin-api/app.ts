@@ -21,10 +21,12 @@ import { slurmRoutes } from "./slurm.ts";
 import { trainingRoutes } from "./training.ts";
 import { trainingPublishRoutes } from "./training-publish.ts";
 import { explainRoutes } from "./explain.ts";
+import { notificationRoutes } from "./notifications.ts";
 import { serveAdminOpenApi } from "./openapi.ts";
 import type { Registry } from "../router/registry.ts";
+import type { Notifier } from "../../common/notifier.ts";
 
-export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: Registry }): express.Express {
+export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: Registry; notifier: Notifier }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   const want = Buffer.from(`Bearer ${opts.adminToken}`);
@@ -52,6 +54,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", trainingRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingPublishRoutes(opts.db, opts.temporal, opts.taskQueue));
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
+  app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);
   return app;

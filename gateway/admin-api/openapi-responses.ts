@@ -75,6 +75,20 @@ export const usageReport = z.looseObject({
   by: z.array(z.string()),
   data: z.array(z.looseObject({ requests: z.number().int(), promptTokens: z.number().int(), cachedTokens: z.number().int(), completionTokens: z.number().int(), costMicros: z.number().int(), cost: z.number() })),
 });
+const delivery = z.object({ webhook: z.string().describe("the webhook's ref: host and hash, never its URL"), ok: z.boolean(), status: z.number().int().nullable(), error: z.string().optional() });
+export const notification = z.looseObject({
+  id: z.string(),
+  kind: z.string().describe("external_key_refused, node_lost, test"),
+  subject: z.string().describe("what it is about: one notification per kind and subject an hour"),
+  summary: z.string(),
+  details: z.record(z.string(), z.unknown()),
+  at: time,
+  state: z.string().describe("waiting, active, delayed (a retry is due), completed, failed"),
+  attempts: z.number().int(),
+  deliveries: z.array(delivery),
+  error: z.string().nullable(),
+});
+export const notificationList = list(notification);
 export const auditList = list(z.looseObject({ id: z.string(), at: time, actor: z.string(), action: z.string(), target: z.string(), before: z.unknown(), after: z.unknown() }));
 
 export const slurmStatus = z.looseObject({

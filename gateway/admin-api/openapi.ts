@@ -12,6 +12,7 @@ import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
 import { modelSettingsBody } from "./model-settings.ts";
+import { notificationsQuery } from "./notifications.ts";
 import * as out from "./openapi-responses.ts";
 import { operationAction } from "./operations.ts";
 import { strictPriceInput } from "./prices.ts";
@@ -100,6 +101,9 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/adapters`, summary: "Published adapters, newest first (model=NAME for one model's)", tag: "training", responses: ok("The adapters", out.adapterList) },
 
   { method: "post", path: `${V1}/explain`, summary: "The router's choice for a request, without sending it: candidates, scores, why", tag: "router", request: explainBody, bodyOptional: true, responses: ok("The explanation", out.explanation) },
+
+  { method: "get", path: `${V1}/notifications`, summary: "Recent notifications, newest first, with what each webhook answered", tag: "notifications", query: notificationsQuery, responses: ok("The notifications", out.notificationList) },
+  { method: "post", path: `${V1}/notifications/test`, summary: "Send a test notification to every webhook and wait for their answers", tag: "notifications", responses: { "200": { description: "Sent: each webhook's answer (state failed when one did not take it)", schema: out.notification }, "504": { description: "No notifications worker sent it in time; it stays queued", schema: out.adminError } } },
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -109,7 +113,7 @@ export function adminOpenApi(): Record<string, unknown> {
     title: "llmgw admin API",
     version: "1",
     description:
-      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training and the router's explain. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
+      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain and notifications. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
     security: { adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" } },
     named: {
       ModelEntry: modelEntry,

@@ -1,10 +1,11 @@
 // What an outside provider's refusal does to the key that got it: a 401 or 403 takes the key out
-// (until its keys file changes) and raises `external_key_refused`; a 429 holds the key's breaker
+// (until its keys file changes) and raises the `external_key_refused` notification; a 429 holds the key's breaker
 // open for the Retry-After the provider gave (else a default). Either way the request goes to
 // another key or provider before the client has seen a byte. Logs name the endpoint and the key's
 // hash prefix, never the key.
 import type { IncomingHttpHeaders } from "node:http";
 import { log } from "../../common/logging.ts";
+import { raise } from "../../common/notifier.ts";
 import type { Endpoint } from "./registry.ts";
 
 /** A 429 without a Retry-After holds the key this long; a given one is kept within bounds. */
@@ -37,7 +38,12 @@ export function keyRefused(e: Endpoint, status: number, headers: IncomingHttpHea
   }
   o.refused++;
   e.breaker.hold(now, Infinity);
-  log.warn("outside key refused; passed over until its keys file changes", { event: "external_key_refused", model: e.model, endpoint: e.id, provider: o.provider, keyHash: o.keyRef, status });
+  raise({
+    kind: "external_key_refused",
+    subject: e.id,
+    summary: `outside provider ${o.provider} refused key ${e.id} of model ${e.model} (HTTP ${status}); it is passed over until its keys file changes`,
+    details: { model: e.model, endpoint: e.id, provider: o.provider, keyHash: o.keyRef, status },
+  });
 }
 
 /** Is there still an endpoint this request has not tried that may take it? */

@@ -10,7 +10,7 @@ export const BARE_ADMIN_TOKEN = "admin-openapi-test-token";
 
 /** The explain route is mounted only with a registry, which the gateway always has. */
 export const bareAdminApi = (): express.Express =>
-  adminApi({ db: {}, redis: {}, temporal: {}, taskQueue: "unused", adminToken: BARE_ADMIN_TOKEN, registry: {} as Registry } as unknown as Parameters<typeof adminApi>[0]);
+  adminApi({ db: {}, redis: {}, temporal: {}, taskQueue: "unused", adminToken: BARE_ADMIN_TOKEN, registry: {} as Registry, notifier: {} } as unknown as Parameters<typeof adminApi>[0]);
 
 /** Express's mounted paths as the admin docs write them: without /api/v1, {param} for :param and *param. */
 export const docPath = (p: string): string => openApiPath(p).replace(/^\/api\/v1(?=\/)/, "");

@@ -1,6 +1,7 @@
 // Nodes and engines failing, and nodes drained, on a fleet of two agents: a dead engine is
 // replaced, a drained node's replicas move first and then stop, a lost node's replicas are placed
-// elsewhere. Each time the number of engines equals what is wanted.
+// elsewhere, and raises one node_lost notification. Each time the number of engines equals what is
+// wanted.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { waitFor } from "../../common/children.ts";
@@ -68,5 +69,11 @@ describe("fleet watch, drain and lost nodes", () => {
     }, 90_000);
     assert.equal(p.enginePids(model, nodeA).length, 3);
     assert.ok(!(await view()).state?.parked);
+    // The fleet watch found the node lost on each look until its replica moved: one notification.
+    const listed = await p.ctl(["notify", "list", "--json"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const lost = (JSON.parse(listed.stdout) as { kind: string; subject: string; details: { models?: string[] } }[]).filter((n) => n.kind === "node_lost" && n.subject === nodeB);
+    assert.equal(lost.length, 1, listed.stdout);
+    assert.deepEqual(lost[0]!.details.models, [model]);
   });
 });
