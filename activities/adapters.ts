@@ -6,6 +6,7 @@ import path from "node:path";
 import { ApplicationFailure, heartbeat } from "@temporalio/activity";
 import { adapterClient, type AdapterApi } from "../agent/adapters/client.ts";
 import { config } from "../common/config.ts";
+import { raise } from "../common/notifier.ts";
 import type { ModelAdapter } from "../common/generated/prisma/client.ts";
 import type { ReplicaRef } from "../workflows/model-types.ts";
 import type { ActivityDeps } from "./deps.ts";
@@ -105,7 +106,11 @@ export function adapterActivities(deps: ActivityDeps) {
     },
 
     async setAdapterState(input: { adapterId: string; state: "ready" | "failed"; error?: string }): Promise<void> {
-      await deps.db.modelAdapter.update({ where: { id: input.adapterId }, data: { state: input.state, error: input.error ?? null } });
+      const a = await deps.db.modelAdapter.update({ where: { id: input.adapterId }, data: { state: input.state, error: input.error ?? null } });
+      if (input.state === "ready") {
+        const replicas = (a.loaded as string[]).length;
+        raise({ kind: "adapter_published", subject: a.id, summary: `adapter ${a.name} of model ${a.modelName} is published: loaded on ${replicas} replica(s) and served by its name`, details: { model: a.modelName, adapter: a.name, training: a.trainingId, replicas } });
+      }
     },
   };
 }

@@ -50,14 +50,28 @@ export class Notifier {
 }
 
 let current: Notifier | null = null;
+/** When this process last raised each kind and subject: a repeat within the hour stops here, before Redis and the log. */
+const raisedAt = new Map<string, number>();
+/** Past this many remembered, those older than the hour are forgotten. */
+const REMEMBER_MAX = 10_000;
 
-/** The process's notifier for `raise`; null to unset. */
+/** The process's notifier for `raise`; null to unset (and forget what was raised). */
 export function setNotifier(n: Notifier | null): void {
   current = n;
+  raisedAt.clear();
 }
 
-/** Raises a notification from wherever something was noticed; logs it too, as an event. */
-export function raise(n: RaisedNotification): void {
+/**
+ * Raises a notification from wherever something was noticed, and logs it as an event. A repeat of
+ * the same kind and subject within the hour is dropped here (a budget spent is noticed on every
+ * refused request); another process's repeat is dropped by the queue (Notifier.add).
+ */
+export function raise(n: RaisedNotification, now = Date.now()): void {
+  const key = `${n.kind}/${n.subject}`;
+  const last = raisedAt.get(key);
+  if (last !== undefined && now - last < NOTIFY_DEDUPE_MS) return;
+  if (raisedAt.size >= REMEMBER_MAX) for (const [k, t] of raisedAt) if (now - t >= NOTIFY_DEDUPE_MS) raisedAt.delete(k);
+  raisedAt.set(key, now);
   log.warn(n.summary, { event: n.kind, subject: n.subject, ...n.details });
   if (!current) return;
   current.add(n).catch((err: unknown) => log.warn("notification not queued; logged only", { event: n.kind, subject: n.subject, error: (err as Error).message }));

@@ -10,6 +10,7 @@ import { randomUUID } from "node:crypto";
 import type { ChainableCommander, Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
 import { log } from "../../common/logging.ts";
+import { raise } from "../../common/notifier.ts";
 import { ApiError } from "../client-api/errors.ts";
 import type { KeyInfo } from "./key-cache.ts";
 import { scopesOf, type LimitBook, type ScopeLimits } from "./limit-book.ts";
@@ -359,6 +360,7 @@ const WHAT: Record<Refusal["reason"], string> = {
 };
 
 function toError(r: Refusal, l: ScopeLimits): ApiError {
+  if (r.reason === "budget") budgetSpent(l);
   const message =
     r.reason === "budget"
       ? `the ${l.scope}'s monthly budget is spent; it resets at the start of next month`
@@ -366,5 +368,15 @@ function toError(r: Refusal, l: ScopeLimits): ApiError {
   return new ApiError("rate_limit", message, {
     code: r.reason === "budget" ? "budget_exceeded" : "rate_limit_exceeded",
     retryAfterS: r.retryMs === null ? undefined : Math.max(1, Math.ceil(r.retryMs / 1000)),
+  });
+}
+
+/** Noticed on every request the budget refuses; raise drops the repeats within the hour. */
+function budgetSpent(l: ScopeLimits): void {
+  raise({
+    kind: "budget_spent",
+    subject: `${l.scope}/${l.scopeId}`,
+    summary: `the monthly budget of ${l.scope} ${l.scopeId} (${((l.monthlyBudgetMicros ?? 0) / 1e6).toFixed(2)}) is spent; its requests are refused until next month`,
+    details: { scope: l.scope, scopeId: l.scopeId, monthlyBudgetMicros: l.monthlyBudgetMicros },
   });
 }

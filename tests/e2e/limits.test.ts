@@ -1,5 +1,5 @@
 // Limits through the official openai client, held across TWO gateway processes sharing one Redis:
-// a rate gives 429 with Retry-After, a spent monthly budget 429 without it.
+// a rate gives 429 with Retry-After, a spent monthly budget 429 without it and one notification.
 import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -76,6 +76,13 @@ describe("limits across two gateways", () => {
         return true;
       });
     }
+    // Both gateways noticed the budget spent: one notification names the project.
+    const { id: projectId } = JSON.parse((await p.ctl(["projects", "create", "budgeted", "--json"])).stdout) as { id: string };
+    const spent = await waitFor("the budget_spent notification", async () => {
+      const ns = JSON.parse((await p.ctl(["notify", "list", "--json"])).stdout) as { kind: string; subject: string }[];
+      return ns.some((n) => n.kind === "budget_spent" && n.subject === `project/${projectId}`) ? ns : null;
+    }, 10_000, 200);
+    assert.equal(spent.filter((n) => n.kind === "budget_spent" && n.subject === `project/${projectId}`).length, 1, "one notification, however many gateways refused");
   });
 
   it("limit names are checked: an unknown project names the existing ones", async () => {

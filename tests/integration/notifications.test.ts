@@ -137,11 +137,12 @@ describe("notifications", () => {
 
     // The key gets another chance when its file changes, and is refused again: no second notification.
     fs.writeFileSync(keysFile, `# touched\n${REVOKED}\n`, { mode: 0o600 });
-    await waitFor("the key refused again", async () => {
-      await refusedOnce();
-      const log = fs.readFileSync(p.children.get("gateway")!.logFile, "utf8");
-      return log.split("\n").filter((l) => l.includes(`"event":"external_key_refused"`) && l.includes(`"subject":"outside:${model}/`)).length >= 2;
-    }, 30_000, 200);
+    const refusals = async () => {
+      const text = await (await fetch(`http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`)).text();
+      const line = text.split("\n").find((l) => l.startsWith("llmgw_outside_key_refusals_total{") && l.includes(`endpoint="outside:${model}/`) && l.includes(`reason="refused"`));
+      return Number(line?.slice(line.lastIndexOf(" ") + 1) ?? 0);
+    };
+    await waitFor("the key refused again", async () => (await refusedOnce(), (await refusals()) >= 2), 30_000, 200);
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(mine(await list()).length, 1, "one notification an hour per endpoint");
     for (const h of [hooks.json, hooks.flaky]) for (const r of h.got) assert.ok(!r.body.includes(REVOKED), "a key's text reached a webhook");

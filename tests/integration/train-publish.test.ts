@@ -73,6 +73,10 @@ describe("train publish", () => {
     assert.match(r.operationId, new RegExp(`^model/${model}/publish/\\d+$`));
     const done = await waitFor("the publish to end", async () => (await adapters()).find((a) => a.name === adapter && a.state !== "loading") ?? null, 120_000);
     assert.equal(done.state, "ready", done.error ?? "");
+    const published = (JSON.parse((await p.ctl(["notify", "list", "--json"])).stdout) as { kind: string; details: { adapter?: string; model?: string; replicas?: number } }[]).filter(
+      (n) => n.kind === "adapter_published" && n.details.adapter === adapter,
+    );
+    assert.deepEqual(published.map((n) => [n.details.model, n.details.replicas]), [[model, 3]], "one adapter_published notification");
 
     const replicas = await readyReplicas();
     assert.equal(replicas.length, 3);
