@@ -9,11 +9,12 @@ import { gpus } from "./gpus.ts";
 import { postgres } from "./postgres.ts";
 import { redis } from "./redis.ts";
 import { temporal } from "./temporal.ts";
+import { webhooks } from "./webhooks.ts";
 
-export const CHECKS: readonly Check[] = [temporal, postgres, redis, control, agentPort, gpus, disk, clock];
+export const CHECKS: readonly Check[] = [temporal, postgres, redis, webhooks, control, agentPort, gpus, disk, clock];
 
 const USAGE = `usage: llmgw doctor [--role node|control|all] [--timeout-ms N] [--json]
-  control: Temporal, PostgreSQL, Redis, disk, clock
+  control: Temporal, PostgreSQL, Redis, the notifications' webhooks file, disk, clock
   node:    the control service, the agent's port, GPUs and driver, disk, clock`;
 
 export async function runChecks(roles: readonly Role[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 3000): Promise<Finding[]> {

@@ -56,7 +56,8 @@ describe("llmgw doctor", () => {
     const r = await doctor(["--role", "control", "--json"], env);
     const report = JSON.parse(r.stdout) as Report;
     const f = byName(report);
-    assert.deepEqual(Object.keys(f).sort(), ["clock", "disk", "postgres", "redis", "temporal"]);
+    assert.deepEqual(Object.keys(f).sort(), ["clock", "disk", "postgres", "redis", "temporal", "webhooks"]);
+    assert.equal(f.webhooks!.status, "skip", "no webhooks file set");
     assert.equal(f.temporal!.status, "ok", f.temporal!.detail);
     assert.equal(f.postgres!.status, "ok", f.postgres!.detail);
     assert.match(f.postgres!.detail, /migrations applied/);
@@ -87,6 +88,30 @@ describe("llmgw doctor", () => {
     assert.match(f.redis!.fix, /REDIS_URL/);
     assert.equal(f.postgres!.status, "fail", "a database that does not exist cannot be connected to");
     assert.match(f.postgres!.fix, /DATABASE_URL/);
+  });
+
+  it("the webhooks file: its webhooks by ref, a file others may read warned, a line it cannot read failed", async () => {
+    const file = path.join(dataDir, "webhooks");
+    const secretPath = `/services/T0/B0/${randomBytes(8).toString("hex")}`;
+    const run = async () => {
+      const r = await doctor(["--role", "control", "--json"], { ...env, LLMGW_NOTIFY_WEBHOOKS_FILE: file });
+      assert.ok(!r.stdout.includes(secretPath), "a webhook's URL is printed");
+      return { code: r.code, f: byName(JSON.parse(r.stdout) as Report).webhooks! };
+    };
+    fs.writeFileSync(file, `# ops\nslack https://hooks.slack.com${secretPath}\njson http://127.0.0.1:9/hook\n`, { mode: 0o600 });
+    fs.chmodSync(file, 0o600);
+    let { f } = await run();
+    assert.equal(f.status, "ok", f.detail);
+    assert.match(f.detail, /2 webhook\(s\): slack hooks\.slack\.com\/…[0-9a-f]{8}, json 127\.0\.0\.1:9\/…[0-9a-f]{8}/);
+    fs.chmodSync(file, 0o644);
+    ({ f } = await run());
+    assert.equal(f.status, "warn");
+    assert.match(f.fix, /chmod 600/);
+    fs.writeFileSync(file, `json https://example.com${secretPath}\nxml https://example.com${secretPath}\n`);
+    const bad = await run();
+    assert.equal(bad.f.status, "fail");
+    assert.match(bad.f.detail, /line 2/);
+    assert.equal(bad.code, 1);
   });
 
   it("a node: the control service, the agent's port and the GPUs, in plain text", async (t) => {
