@@ -20,6 +20,7 @@ import { evacuateNode } from "./evacuate-node.ts";
 import { operationWorkflowId, type ModelState, type OperationRecord } from "./model-types.ts";
 import { installOnDemand, noteServed, runOnDemand } from "./on-demand.ts";
 import { publishAdapter } from "./publish-adapter.ts";
+import { quick } from "./replica-steps.ts";
 import { rollingUpgrade } from "./rolling-upgrade.ts";
 import { operationSearchAttributes } from "./search-attributes.ts";
 
@@ -176,7 +177,18 @@ export async function modelEntity(initial: ModelState): Promise<void> {
       op.error = failureMessage(err);
       if (op.kind === "serve" && op.repair) {
         state.failedRepairs = (state.failedRepairs ?? 0) + 1;
-        if (state.failedRepairs >= MAX_FAILED_REPAIRS) state.parked = `parked after ${state.failedRepairs} failed repairs; last: ${op.error}`;
+        if (state.failedRepairs >= MAX_FAILED_REPAIRS) {
+          state.parked = `parked after ${state.failedRepairs} failed repairs; last: ${op.error}`;
+          // Runs that parked before this patch replay as they ran, without the activity.
+          if (patched("notify-parked")) {
+            await quick.raiseNotification({
+              kind: "model_parked",
+              subject: state.name,
+              summary: `model ${state.name} is parked: its dead replicas are no longer replaced until an operator serves it (${state.parked})`,
+              details: { model: state.name, failedRepairs: state.failedRepairs, lastError: op.error },
+            });
+          }
+        }
       }
     }
     pending.shift();

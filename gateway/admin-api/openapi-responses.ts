@@ -78,7 +78,7 @@ export const usageReport = z.looseObject({
 const delivery = z.object({ webhook: z.string().describe("the webhook's ref: host and hash, never its URL"), ok: z.boolean(), status: z.number().int().nullable(), error: z.string().optional() });
 export const notification = z.looseObject({
   id: z.string(),
-  kind: z.string().describe("external_key_refused, node_lost, budget_spent, adapter_published, test"),
+  kind: z.string().describe("external_key_refused, node_lost, model_parked, budget_spent, adapter_published, test"),
   subject: z.string().describe("what it is about: one notification per kind and subject an hour"),
   summary: z.string(),
   details: z.record(z.string(), z.unknown()),

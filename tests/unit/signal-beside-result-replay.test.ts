@@ -8,30 +8,19 @@
 // the signal lands with no worker polling, and a fresh worker gets both in one task. The history
 // is then replayed from its start. The activities are stand-ins: only the workflows are tested.
 import assert from "node:assert/strict";
-import { randomUUID } from "node:crypto";
-import { fileURLToPath } from "node:url";
 import { after, before, it } from "node:test";
 import type { WorkflowHandle } from "@temporalio/client";
-import { DefaultLogger, NativeConnection, Runtime, Worker, bundleWorkflowCode, type WorkflowBundle } from "@temporalio/worker";
-import { config } from "../../common/config.ts";
-import { temporalClient } from "../../common/temporal.ts";
+import { Worker } from "@temporalio/worker";
 import { abortSignal, pauseSignal, promoteSignal, resumeSignal } from "../../workflows/messages.ts";
 import type { CanaryDecision, OperationProgress, ReplicaRef } from "../../workflows/model-types.ts";
+import { eventKinds, standInEnv, uniqueQueue, type StandInEnv } from "../helpers/workflow-standins.ts";
 
-// Its workers are made and stopped on purpose: their start and stop warnings say nothing here.
-Runtime.install({ logger: new DefaultLogger("ERROR") });
-
-let bundle: WorkflowBundle;
-let connection: NativeConnection;
-let temporal: Awaited<ReturnType<typeof temporalClient>>;
+let env: StandInEnv;
 before(async () => {
-  bundle = await bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL("../../workflows/index.ts", import.meta.url)), logger: new DefaultLogger("WARN") });
-  connection = await NativeConnection.connect({ address: config().TEMPORAL_ADDRESS });
-  temporal = await temporalClient();
+  env = await standInEnv();
 });
 after(async () => {
-  await connection?.close();
-  await temporal?.close();
+  await env?.close();
 });
 
 const ref = (id: string, version: string): ReplicaRef => ({ id, model: "m", version, nodeId: "n1", url: "http://127.0.0.1:1" });
@@ -81,19 +70,18 @@ async function signalBesideResult<T>(
   signal: (h: WorkflowHandle) => Promise<void>,
   rest: (h: WorkflowHandle) => Promise<T>,
 ): Promise<{ result: T; history: Awaited<ReturnType<WorkflowHandle["fetchHistory"]>>; workflowId: string }> {
-  const taskQueue = `signal-beside-result-${randomUUID()}`;
+  const taskQueue = uniqueQueue("signal-beside-result");
   const stand = standIns(held);
-  const activityWorker = await Worker.create({ connection, namespace: config().LLMGW_TEMPORAL_NAMESPACE, taskQueue, activities: stand.activities });
   // No cache: every task is taken up cold, as by a worker started after a crash.
-  const workflowWorker = () => Worker.create({ connection, namespace: config().LLMGW_TEMPORAL_NAMESPACE, taskQueue, workflowBundle: bundle, maxCachedWorkflows: 0 });
-  return activityWorker.runUntil(async () => {
-    const handle = await temporal.client.workflow.start(workflow, { taskQueue, workflowId: taskQueue, args });
-    await (await workflowWorker()).runUntil(stand.holding);
+  const workers = await env.workers(taskQueue, stand.activities, { cold: true });
+  return workers.activities.runUntil(async () => {
+    const handle = await env.temporal.client.workflow.start(workflow, { taskQueue, workflowId: taskQueue, args });
+    await (await workers.workflows()).runUntil(stand.holding);
     stand.release();
     // The result is recorded before the signal is sent: both wait for the next worker.
     await waitForEvent(handle, "activityTaskCompleted", held);
     await signal(handle);
-    const result = await (await workflowWorker()).runUntil(rest(handle));
+    const result = await (await workers.workflows()).runUntil(rest(handle));
     const history = await handle.fetchHistory();
     const kinds = eventKinds(history);
     const signalled = kinds.indexOf("workflowExecutionSignaled");
@@ -103,10 +91,6 @@ async function signalBesideResult<T>(
     assert.equal(kinds[signalled + 1], "workflowTaskStarted", "one task took both");
     return { result, history, workflowId: handle.workflowId };
   });
-}
-
-function eventKinds(history: Awaited<ReturnType<WorkflowHandle["fetchHistory"]>>): (string | undefined)[] {
-  return history.events!.map((e) => Object.keys(e).find((k) => k.endsWith("EventAttributes") && e[k as keyof typeof e] != null)?.replace("EventAttributes", ""));
 }
 
 /** Waits until the last scheduled activity (the held one) has its result in the history. */
@@ -138,7 +122,7 @@ it("a rolling upgrade paused in the task of a replica's stop pauses before its n
     return h.result();
   });
   assert.deepEqual(result, { replicas: 2 });
-  await Worker.runReplayHistory({ workflowBundle: bundle }, history, workflowId);
+  await Worker.runReplayHistory({ workflowBundle: env.bundle }, history, workflowId);
 });
 
 it("a canary promoted in the task of a window's figures is promoted, and replays", async () => {
@@ -146,12 +130,12 @@ it("a canary promoted in the task of a window's figures is promoted, and replays
   assert.equal(result.decision, "promoted");
   assert.equal(result.reason, "promoted by an operator");
   assert.equal(result.windows.length, 1, "the window whose figures came with the signal is kept");
-  await Worker.runReplayHistory({ workflowBundle: bundle }, history, workflowId);
+  await Worker.runReplayHistory({ workflowBundle: env.bundle }, history, workflowId);
 });
 
 it("a canary aborted in the task of a window's figures rolls back, and replays", async () => {
   const { result, history, workflowId } = await signalBesideResult("canary", [canary], "versionFigures", (h) => h.signal(abortSignal), (h) => h.result() as Promise<CanaryDecision>);
   assert.equal(result.decision, "rolled-back");
   assert.equal(result.reason, "aborted by an operator");
-  await Worker.runReplayHistory({ workflowBundle: bundle }, history, workflowId);
+  await Worker.runReplayHistory({ workflowBundle: env.bundle }, history, workflowId);
 });
