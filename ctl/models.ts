@@ -195,13 +195,14 @@ async function show(argv: string[]): Promise<void> {
   const name = positionals[0];
   if (!name) throw new CtlError("usage: llmgw ctl model show NAME [--json]");
   type Provider = { name: string; base_url: string; model: string; weight?: number };
-  const m = await adminClient().get<ModelRow & { workflow: { id: string; uiUrl: string }; state: { onDemand?: OnDemandState } | null; providers?: Provider[]; fallbacks?: string[] }>(
+  const m = await adminClient().get<ModelRow & { workflow: { id: string; uiUrl: string }; state: { onDemand?: OnDemandState; parked?: string | null } | null; providers?: Provider[]; fallbacks?: string[] }>(
     `/models/${encodeURIComponent(name)}`,
   );
   if (values.json) return printJson(m);
   process.stdout.write(`${m.name}\n  workflow: ${m.workflow.id}  ${m.workflow.uiUrl}\n`);
   for (const p of m.providers ?? []) process.stdout.write(`  outside provider ${p.name}: ${p.base_url} (model ${p.model}, weight ${p.weight ?? 1})\n`);
   if (m.fallbacks?.length) process.stdout.write(`  fallbacks: ${m.fallbacks.join(", ")}\n`);
+  if (m.state?.parked) process.stdout.write(`  PARKED: ${m.state.parked}; dead replicas are not replaced until it is served again (llmgw ctl model serve)\n`);
   // On-demand models say whether they sleep; a model not in the catalog has no settings.
   const settings = await adminClient().get<ModelSettings>(`/models/${encodeURIComponent(name)}/settings`).catch(() => null);
   if (settings?.onDemand) {
