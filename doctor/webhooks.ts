@@ -17,7 +17,7 @@ export const webhooks: Check = {
     } catch (err) {
       const e = err as NodeJS.ErrnoException;
       const why = e.code ? `cannot be read (${e.code})` : e.message;
-      return fail(`the webhooks file ${file}: ${why}`, "one `json URL` or `slack URL` a line (docs/operations.md, Notifications); the usage worker will not start until it reads");
+      return fail(`the webhooks file ${file}: ${why}`, "one `json URL` or `slack URL` a line (docs/operations.md, Notifications); notifications wait (retried) until it reads");
     }
     const named = `${hooks.length} webhook(s)${hooks.length ? `: ${hooks.map((h) => `${h.format} ${h.ref}`).join(", ")}` : ""}`;
     if (fs.statSync(file).mode & 0o077) return warn(`${file}: ${named}; other users may read it`, `chmod 600 ${file}: a webhook's URL is its credential`);

@@ -17,8 +17,15 @@ const CONCURRENCY = 4;
 export async function runNotifyWorker(): Promise<{ shutdown(): Promise<void> }> {
   const c = config();
   const file = c.LLMGW_NOTIFY_WEBHOOKS_FILE;
-  // A file that cannot be read or parsed fails the start, with its line.
-  const count = readWebhooks(file).length;
+  // A file that cannot be read is said at start, but does not stop this process: the usage ledger
+  // runs beside it. Each notification fails (and is retried) until the file reads.
+  let count: number | string;
+  try {
+    count = readWebhooks(file).length;
+  } catch (err) {
+    count = "unreadable";
+    log.error("the webhooks file cannot be read; notifications wait until it can", { error: (err as Error).message });
+  }
   const secret = readOrCreateSecret(c.dataDir, "notify-secret", c.LLMGW_NOTIFY_SECRET);
   const connection = redis(c.redisUrl);
   const worker = new Worker(

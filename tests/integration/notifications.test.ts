@@ -107,6 +107,19 @@ describe("notifications", () => {
     assert.equal(hooks.broken.got.length, before.broken + 1, "a test is tried once");
   });
 
+  it("a webhooks file with a line it cannot read: the notification fails naming the line, and the file is read again", async () => {
+    fs.writeFileSync(hooksFile, `json ${hooks.json.url}\nxml ${hooks.slack.url}\n`);
+    const bad = await p.ctl(["notify", "test", "--json"]);
+    assert.equal(bad.code, 1);
+    const n = JSON.parse(bad.stdout) as NotificationView;
+    assert.equal(n.state, "failed");
+    assert.match(n.error ?? "", /webhooks file line 2/);
+    assert.ok(!bad.stdout.includes(new URL(hooks.slack.url).pathname));
+    setHooks([["json", hooks.json]]);
+    const good = await p.ctl(["notify", "test", "--json"]);
+    assert.equal(good.code, 0, good.stderr);
+  });
+
   it("an outside key refused: one notification an hour naming the endpoint, retried where it failed, never sent twice", async () => {
     setHooks([["json", hooks.json], ["json", hooks.flaky]]);
     const model = uniqueModel("notify-refused");
