@@ -72,7 +72,8 @@ export function raise(n: RaisedNotification, now = Date.now()): void {
   if (last !== undefined && now - last < NOTIFY_DEDUPE_MS) return;
   if (raisedAt.size >= REMEMBER_MAX) for (const [k, t] of raisedAt) if (now - t >= NOTIFY_DEDUPE_MS) raisedAt.delete(k);
   raisedAt.set(key, now);
-  log.warn(n.summary, { event: n.kind, subject: n.subject, ...n.details });
+  // What went well is news, not a warning.
+  (n.kind === "adapter_published" || n.kind === "test" ? log.info : log.warn)(n.summary, { event: n.kind, subject: n.subject, ...n.details });
   if (!current) return;
   current.add(n).catch((err: unknown) => log.warn("notification not queued; logged only", { event: n.kind, subject: n.subject, error: (err as Error).message }));
 }

@@ -43,7 +43,7 @@ export async function runNotifyWorker(): Promise<{ shutdown(): Promise<void> }> 
     },
     { connection, concurrency: CONCURRENCY },
   );
-  worker.on("failed", (job, err) => log.warn("notification not taken by every webhook", { job: job?.id, kind: job?.name, attempt: job?.attemptsMade, error: err.message }));
+  worker.on("failed", (job, err) => log.warn("notification not sent everywhere; it will be tried again", { job: job?.id, kind: job?.name, attempt: job?.attemptsMade, error: err.message }));
   log.info("notify worker running", { queue: NOTIFY_QUEUE, webhooks: count });
   return {
     async shutdown() {
