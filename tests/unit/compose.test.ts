@@ -1,7 +1,7 @@
 // Docker cannot run here, so the deployment is checked by reading it: deploy/docker-compose.yml
 // (images pinned, health checks, volumes, every setting supplied and every variable known, ports
 // agreeing with the code's defaults), Prometheus's targets, the Dockerfile, and the Grafana
-// dashboard, whose queries may name only metrics the processes really export.
+// dashboard and the alerting rules, whose queries may name only metrics the processes really export.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -181,5 +181,22 @@ describe("the Grafana dashboard", () => {
     assert.ok(exported.has("llmgw_time_to_first_token_seconds_bucket") && !exported.has("llmgw_time_to_first_token_seconds_total"));
     const provider = parse(read("deploy/grafana/provisioning/dashboards/llmgw.yml")) as { providers: { options: { path: string } }[] };
     assert.ok(services.grafana!.volumes!.includes(`./grafana/dashboards:${provider.providers[0]!.options.path}:ro`));
+  });
+
+  it("alerting rules name only exported metrics, each with a severity and a summary, and Prometheus loads them", () => {
+    const rules = (parse(read("deploy/prometheus/alerts.yml")) as { groups: { rules: { alert: string; expr: string; labels: { severity: string }; annotations: { summary: string } }[] }[] }).groups.flatMap((g) => g.rules);
+    assert.ok(rules.length >= 6);
+    for (const r of rules) {
+      assert.match(r.alert, /^Llmgw[A-Z]\w+$/);
+      assert.ok(["critical", "warning"].includes(r.labels.severity), `${r.alert}: severity`);
+      assert.ok(r.annotations.summary, `${r.alert}: summary`);
+      for (const n of r.expr.match(/\bllmgw_[a-z0-9_]+/g) ?? []) assert.ok(exported.has(n), `${r.alert}: ${n} is exported`);
+    }
+    for (const m of ["llmgw_usage_events_dropped_total", "llmgw_replica_breaker_state", "llmgw_usage_lag_seconds", "llmgw_workflow_failed_total"]) {
+      assert.ok(rules.some((r) => r.expr.includes(m)), `an alert on ${m}, as docs/operations.md says`);
+    }
+    const prom = parse(read("deploy/prometheus/prometheus.yml")) as { rule_files: string[] };
+    assert.deepEqual(prom.rule_files, ["/etc/prometheus/alerts.yml"]);
+    assert.ok(services.prometheus!.volumes!.includes("./prometheus/alerts.yml:/etc/prometheus/alerts.yml:ro"));
   });
 });
