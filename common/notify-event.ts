@@ -1,6 +1,7 @@
 // Notifications: what the platform tells its operators of by webhook (workers/notify.ts sends
 // them). Raised by the gateway and the activities through common/notifier.ts onto a BullMQ queue in
-// the shared Redis, so every gateway and worker raises into one place and one worker sends.
+// the shared Redis, so every gateway and worker raises into one place, and each notification is
+// sent by whichever usage worker takes it. The kinds' descriptions are the admin API's (OpenAPI).
 import { z } from "zod";
 
 export const NOTIFY_QUEUE = "llmgw-notify";

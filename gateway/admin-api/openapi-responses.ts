@@ -1,6 +1,7 @@
 // What the admin API answers, as zod shapes for its OpenAPI document only: the handlers build these
 // bodies, so the shapes describe, they do not check. Loose, naming the fields callers rely on.
 import { z } from "zod";
+import { NOTIFY_KINDS, notification } from "../../common/notify-event.ts";
 
 export const adminError = z.object({ error: z.object({ message: z.string(), field: z.string().nullable().describe("the input at fault, when one is") }) });
 
@@ -76,9 +77,9 @@ export const usageReport = z.looseObject({
   data: z.array(z.looseObject({ requests: z.number().int(), promptTokens: z.number().int(), cachedTokens: z.number().int(), completionTokens: z.number().int(), costMicros: z.number().int(), cost: z.number() })),
 });
 const delivery = z.object({ webhook: z.string().describe("the webhook's ref: host and hash, never its URL"), ok: z.boolean(), status: z.number().int().nullable(), error: z.string().optional() });
-export const notification = z.looseObject({
+export const notificationView = z.looseObject({
   id: z.string(),
-  kind: z.string().describe("external_key_refused, node_lost, model_parked, budget_spent, adapter_published, test"),
+  kind: notification.shape.kind.describe(Object.entries(NOTIFY_KINDS).map(([k, about]) => `${k}: ${about}`).join("; ")),
   subject: z.string().describe("what it is about: one notification per kind and subject an hour"),
   summary: z.string(),
   details: z.record(z.string(), z.unknown()),
@@ -88,7 +89,7 @@ export const notification = z.looseObject({
   deliveries: z.array(delivery),
   error: z.string().nullable(),
 });
-export const notificationList = list(notification);
+export const notificationList = list(notificationView);
 export const auditList = list(z.looseObject({ id: z.string(), at: time, actor: z.string(), action: z.string(), target: z.string(), before: z.unknown(), after: z.unknown() }));
 
 export const slurmStatus = z.looseObject({

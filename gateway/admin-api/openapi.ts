@@ -103,7 +103,7 @@ export const adminOperations: Operation[] = [
   { method: "post", path: `${V1}/explain`, summary: "The router's choice for a request, without sending it: candidates, scores, why", tag: "router", request: explainBody, bodyOptional: true, responses: ok("The explanation", out.explanation) },
 
   { method: "get", path: `${V1}/notifications`, summary: "Recent notifications, newest first, with what each webhook answered", tag: "notifications", query: notificationsQuery, responses: ok("The notifications", out.notificationList) },
-  { method: "post", path: `${V1}/notifications/test`, summary: "Send a test notification to every webhook and wait for their answers", tag: "notifications", responses: { "200": { description: "Sent: each webhook's answer (state failed when one did not take it)", schema: out.notification }, "504": { description: "No notifications worker sent it in time; it stays queued", schema: out.adminError } } },
+  { method: "post", path: `${V1}/notifications/test`, summary: "Send a test notification to every webhook and wait for their answers", tag: "notifications", responses: { "200": { description: "Sent: each webhook's answer (state failed when one did not take it)", schema: out.notificationView }, "504": { description: "No notifications worker sent it in time; it stays queued", schema: out.adminError } } },
 ];
 
 let cached: Record<string, unknown> | null = null;

@@ -160,7 +160,7 @@ export class Limiter {
     } catch (err) {
       this.fellBack("admit", err);
       const refusal = this.local.admit(prefixes, limits, id, now, SLOT_TTL_MS, month);
-      if (refusal) return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
+      if (refusal) return { refused: refusedError(refusal, limits[refusal.index - 1]!), release: NONE };
       return {
         refused: null,
         release: (spent) => {
@@ -171,7 +171,7 @@ export class Limiter {
     }
     if (r[0] !== 1) {
       const refusal: Refusal = { index: Number(r[1]), reason: String(r[2]) as Refusal["reason"], retryMs: Number(r[3]) < 0 ? null : Number(r[3]) };
-      return { refused: toError(refusal, limits[refusal.index - 1]!), release: NONE };
+      return { refused: refusedError(refusal, limits[refusal.index - 1]!), release: NONE };
     }
     const lease = this.install(k, id, signature, limits, now, r);
     return this.admitted(k, all, lease);
@@ -359,7 +359,8 @@ const WHAT: Record<Refusal["reason"], string> = {
   budget: "monthly budget",
 };
 
-function toError(r: Refusal, l: ScopeLimits): ApiError {
+/** The client's error for a refusal. A spent budget is also news for the operators: it raises budget_spent. */
+function refusedError(r: Refusal, l: ScopeLimits): ApiError {
   if (r.reason === "budget") budgetSpent(l);
   const message =
     r.reason === "budget"
