@@ -75,8 +75,11 @@ export async function startGateway(): Promise<Gateway> {
     },
     (raw) => log.warn("ignored a malformed change-feed message", { bytes: raw.length }),
   );
-  // Messages published while we were disconnected are lost: reload from the store on reconnect.
+  // Messages published while we were disconnected are lost: reload from the store on reconnect,
+  // and once now for those published between the first load and the subscription (a replica that
+  // became ready while this gateway started was otherwise never routed to).
   sub.on("ready", () => void registry.reload().catch((err) => log.warn("registry reload failed", { error: err })));
+  await registry.reload();
 
   const usageConn = redis();
   const prices = new PriceBook(db);
