@@ -42,10 +42,14 @@ export function notificationRoutes(notifier: Notifier): Router {
     const id = await notifier.add({ kind: "test", subject: "test", summary: "a test notification from llmgw ctl notify test" }, { dedupe: false, attempts: 1 });
     const deadline = Date.now() + TEST_WAIT_MS;
     for (;;) {
-      const job = await notifier.queue.getJob(id);
-      if (!job) throw new AdminError(500, `notification ${id} left the queue before it was read`);
-      const v = await view(job);
-      if (v.state === "completed" || v.state === "failed") return void res.json(v);
+      // The state first, then the job: read the other way round, a job read just before it failed
+      // has no failedReason yet while its state already says failed.
+      const state = await notifier.queue.getJobState(id);
+      if (state === "completed" || state === "failed") {
+        const job = await notifier.queue.getJob(id);
+        if (!job) throw new AdminError(500, `notification ${id} left the queue before it was read`);
+        return void res.json(await view(job));
+      }
       if (Date.now() > deadline) throw new AdminError(504, `no notifications worker sent ${id} within ${TEST_WAIT_MS / 1000} s (is \`llmgw worker usage\` running?); it stays queued`);
       await new Promise((done) => setTimeout(done, 100));
     }
