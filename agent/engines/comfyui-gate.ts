@@ -15,8 +15,8 @@ import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
 import { ENGINE_API_KEY_ENV, ENGINE_HOST } from "./adapter.ts";
 
-/** The API paths jobs use (queueing, waiting, fetching, cancelling, uploading), plus the stand-in's log. */
-const PASSED = [/^\/prompt$/, /^\/queue$/, /^\/interrupt$/, /^\/history(\/[^/]+)?$/, /^\/view$/, /^\/upload\/(image|mask)$/, /^\/system_stats$/, /^\/object_info(\/[^/]+)?$/, /^\/standin\/log$/];
+/** The API paths jobs use (queueing, waiting, fetching, cancelling, uploading), plus the stand-in's test paths. */
+const PASSED = [/^\/prompt$/, /^\/queue$/, /^\/interrupt$/, /^\/history(\/[^/]+)?$/, /^\/view$/, /^\/upload\/(image|mask)$/, /^\/system_stats$/, /^\/object_info(\/[^/]+)?$/, /^\/standin\/(log|hold|release)$/];
 
 const digest = (s: string) => createHash("sha256").update(s).digest();
 

@@ -5,7 +5,9 @@
 // socket (status, execution_start, executing, progress, executed, execution_success,
 // execution_interrupted). Outputs are real files: SaveImage writes PNGs carrying the prompt in
 // tEXt chunks like ComfyUI, SaveGLB writes a glTF binary. Sampling takes --step-ms per step.
-// GET /standin/log tells tests what the engine saw (deletes, interrupts, runs per prompt).
+// GET /standin/log tells tests what the engine saw (deletes, interrupts, runs per prompt);
+// POST /standin/hold makes each prompt wait before its first step until POST /standin/release, so a
+// test can prove two engines ran at once instead of hoping their timings overlap.
 //
 //   node --import tsx agent/engines/comfyui-standin.ts --port 8188 [--listen 127.0.0.1] [--step-ms 50]
 import { createHash, randomUUID } from "node:crypto";
@@ -57,6 +59,8 @@ export async function startStandin(input: z.input<typeof standinSettings>): Prom
   const sockets = new Map<Duplex, string>();
   const log: { kind: string; prompt_id: string | null; at: number }[] = [];
   const runs: Record<string, number> = {};
+  /** Set by /standin/hold: a run waits on it before its first step; /standin/release resolves it. */
+  let hold: { released: Promise<void>; release: () => void } | null = null;
 
   function send(type: string, data: Record<string, unknown>, clientId?: string): void {
     const frame = wsFrame(JSON.stringify({ type, data }));
@@ -79,6 +83,7 @@ export async function startStandin(input: z.input<typeof standinSettings>): Prom
       for (const [nodeId, node] of Object.entries(graph)) {
         send("executing", { node: nodeId, display_node: nodeId, prompt_id: id }, client);
         const steps = typeof node.inputs.steps === "number" ? node.inputs.steps : 0;
+        if (steps > 0 && hold) await hold.released;
         for (let i = 1; i <= steps; i++) {
           await new Promise((r) => setTimeout(r, s.stepMs));
           if (running.interrupted) throw new Interrupted(nodeId);
@@ -256,6 +261,19 @@ export async function startStandin(input: z.input<typeof standinSettings>): Prom
       return json(200, { name, subfolder: "", type: "input" });
     }
     if (req.method === "GET" && p === "/standin/log") return json(200, { events: log, runs });
+    if (req.method === "POST" && p === "/standin/hold") {
+      if (!hold) {
+        let release!: () => void;
+        const released = new Promise<void>((r) => (release = r));
+        hold = { released, release };
+      }
+      return json(200, { held: true });
+    }
+    if (req.method === "POST" && p === "/standin/release") {
+      hold?.release();
+      hold = null;
+      return json(200, { held: false });
+    }
     json(404, {});
   }
 

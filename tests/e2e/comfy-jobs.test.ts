@@ -258,12 +258,27 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
 
   it("runs two jobs of one model one after the other, while another model's job runs beside them", async () => {
     const img = PICTURE.toString("base64");
-    const a1 = await mesh({ image: img, resolution: 64, steps: 40 });
-    const a2 = await mesh({ image: img, resolution: 64, steps: 40 });
-    const r = await api<JobView>("POST", "/3d/generations", { model: b, image: img, resolution: 64, steps: 60 });
+    // Both engines hold each run before its first step: a1 cannot finish before b's job has started
+    // (nor b's before a1's has), whatever the machine's timing, so the overlap is proven, not hoped for.
+    for (const m of [a, b]) assert.equal((await comfy(m, "/standin/hold", { method: "POST" })).status, 200);
+    const a1 = await mesh({ image: img, resolution: 64, steps: 4 });
+    const a2 = await mesh({ image: img, resolution: 64, steps: 4 });
+    const r = await api<JobView>("POST", "/3d/generations", { model: b, image: img, resolution: 64, steps: 4 });
     assert.equal(r.status, 202);
+    const started = async (model: string, id: string) => {
+      for (let i = 0; i < 600; i++) {
+        if ((await standinLog(model)).events.some((e) => e.kind === "start" && e.prompt_id === id)) return;
+        await new Promise((res) => setTimeout(res, 100));
+      }
+      throw new Error(`${model}'s engine never started ${id}`);
+    };
+    await started(a, a1.id);
+    await started(b, r.body.id);
+    // a1 is held in the engine, so a2 waits in the job queue behind it.
     const { job: queued } = await poll(`/3d/generations/${a2.id}`, () => true);
-    if (queued.status === "queued") assert.ok(Number(queued.progress.queue_ahead) >= 1, "a2 says a1 is ahead of it");
+    assert.equal(queued.status, "queued", "a2 waits while a1 runs");
+    assert.ok(Number(queued.progress.queue_ahead) >= 1, "a2 says a1 is ahead of it");
+    for (const m of [a, b]) assert.equal((await comfy(m, "/standin/release", { method: "POST" })).status, 200);
     for (const id of [a1.id, a2.id, r.body.id]) assert.equal((await poll(`/3d/generations/${id}`, (j) => j.status === "completed" || j.status === "failed")).job.status, "completed");
     const at = (log: StandinLog, kind: string, id: string) => log.events.find((e) => e.kind === kind && e.prompt_id === id)!.at;
     const la = await standinLog(a);
