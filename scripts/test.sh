@@ -6,6 +6,8 @@
 #   npm test -- tests/unit/foo.test.ts ...     only these files (type check and lint skipped)
 #   npm test -- --test-name-pattern=canary     extra flags go to `node --test`
 #
+# LLMGW_TEST_DB=NAME and LLMGW_TEST_REDIS_DB=N: the test database and Redis database (default
+# llmgw_test and 1), for a second run beside the first.
 # LLMGW_SKIP_CHECKS=1 skips the type check and lint; LLMGW_CHECKS=1 forces them with files given.
 # LLMGW_TEST_LANES=N runs the files in N parallel lanes (default: 2 for the whole suite on 2 or more
 # cores, else 1; 1 for named files).
@@ -34,9 +36,11 @@ bash scripts/services.sh start
 # A real one-node Slurm for the Slurm tests (installed when root and missing).
 bash scripts/slurm.sh start || echo "slurm: could not start it (root installs it): the Slurm tests will fail"
 eval "$(bash scripts/services.sh env)"
-DATABASE_URL="$(bash scripts/services.sh createdb llmgw_test)"
-# Database 1 of the same Redis (or of REDIS_URL's server), emptied.
-REDIS_URL="$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/1"; console.log(u.toString())' "$REDIS_URL")"
+# LLMGW_TEST_DB and LLMGW_TEST_REDIS_DB let two runs share the services without emptying each other's
+# (a second lane takes the next Redis database and <db>_2).
+DATABASE_URL="$(bash scripts/services.sh createdb "${LLMGW_TEST_DB:-llmgw_test}")"
+# Database 1 (or LLMGW_TEST_REDIS_DB) of the same Redis (or of REDIS_URL's server), emptied.
+REDIS_URL="$(node -e 'const u = new URL(process.argv[1]); u.pathname = "/" + process.argv[2]; console.log(u.toString())' "$REDIS_URL" "${LLMGW_TEST_REDIS_DB:-1}")"
 export DATABASE_URL REDIS_URL
 export LLMGW_TEMPORAL_NAMESPACE=llmgw-test
 redis-cli -u "$REDIS_URL" flushdb >/dev/null
