@@ -309,6 +309,13 @@ const fixtures: { [M in ModelName]: Fixture<M> } = {
     minimal: { id: "aud-b", actor: "admin", action: "limit.set", target: "project/chatbot" },
     defaults: { at: NOW, before: null, after: null },
   },
+  ClusterCa: {
+    parents: [],
+    key: "id",
+    full: { id: 1, certPem: "-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n", keySealed: "v1.c2VhbGVk", createdAt: t2 },
+    minimal: { id: 2, certPem: "pem", keySealed: "v1.eA" },
+    defaults: { createdAt: NOW },
+  },
 };
 
 /** Prisma scalar type -> Postgres type (udt_name) that Prisma's migrations give it. */
