@@ -26,6 +26,16 @@ const schema = z.object({
   LLMGW_AGENT_ADDRESS: z.string().optional(),
   LLMGW_NODE_ID: z.string().default(os.hostname()),
   LLMGW_CLUSTER_TOKEN: z.string().optional(),
+  // The agent protocol's TLS (docs/operations.md, "The agent protocol: mutual TLS"). "1" runs it in plaintext.
+  LLMGW_INSECURE_GRPC: z.enum(["0", "1"]).default("0"),
+  /** Lifetime of the certificates llmgw issues (control plane's and agents'); each is renewed at 2/3 of it. */
+  LLMGW_TLS_CERT_LIFETIME_MS: z.coerce.number().int().min(3000).default(30 * 24 * 3600_000),
+  /** An operator's CA (PEM) instead of the one llmgw keeps in the store; with LLMGW_TLS_CA_KEY_FILE llmgw issues from it. */
+  LLMGW_TLS_CA_FILE: z.string().min(1).optional(),
+  LLMGW_TLS_CA_KEY_FILE: z.string().min(1).optional(),
+  /** This process's own certificate and key (PEM), with the URI SAN of its role; then llmgw neither issues nor renews it. */
+  LLMGW_TLS_CERT_FILE: z.string().min(1).optional(),
+  LLMGW_TLS_KEY_FILE: z.string().min(1).optional(),
   LLMGW_ADMIN_TOKEN: z.string().optional(),
   LLMGW_ADMIN_URL: z.string().optional(),
   LLMGW_ENGINE_PORT_MIN: port.default(18000),
