@@ -16,7 +16,7 @@ const CHUNK = 1 << 20;
 const clients = new Map<string, AdapterApi>();
 function adaptersAt(deps: ActivityDeps, address: string): AdapterApi {
   let c = clients.get(address);
-  if (!c) clients.set(address, (c = adapterClient(address, deps.clusterToken)));
+  if (!c) clients.set(address, (c = adapterClient(address, deps.clusterToken, deps.tls)));
   return c;
 }
 

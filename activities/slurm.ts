@@ -18,7 +18,7 @@ const UNREACHABLE_CHECKS = 10;
 const clients = new Map<string, SlurmApi>();
 function slurmAt(deps: ActivityDeps, address: string): SlurmApi {
   let c = clients.get(address);
-  if (!c) clients.set(address, (c = slurmClient(address, deps.clusterToken)));
+  if (!c) clients.set(address, (c = slurmClient(address, deps.clusterToken, deps.tls)));
   return c;
 }
 

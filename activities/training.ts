@@ -21,7 +21,7 @@ const LOST_AFTER = 20;
 const clients = new Map<string, TrainApi>();
 function trainerAt(deps: ActivityDeps, address: string): TrainApi {
   let c = clients.get(address);
-  if (!c) clients.set(address, (c = trainClient(address, deps.clusterToken)));
+  if (!c) clients.set(address, (c = trainClient(address, deps.clusterToken, deps.tls)));
   return c;
 }
 

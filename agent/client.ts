@@ -1,8 +1,10 @@
 // A typed promise wrapper over the Agent service, for the control plane's activities. Every call
-// carries the cluster token and a deadline (10 s unless told); a failed call rejects with grpc-js's
+// carries the cluster token and a deadline (10 s unless told), over mutual TLS with the process's
+// control-plane certificate (tls null: plaintext); a failed call rejects with grpc-js's
 // ServiceError, whose `code` and `details` are the agent's.
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, deadline, tokenMetadata, type AgentClient, type NodeInfo__Output, type ReplicaStatus__Output } from "../common/proto.ts";
+import { dial, type GrpcTls } from "../common/tls/credentials.ts";
 import type { StartReplicaRequest } from "../common/generated/proto/llmgw/agent/v1/StartReplicaRequest.ts";
 import type { StopReplicaRequest } from "../common/generated/proto/llmgw/agent/v1/StopReplicaRequest.ts";
 import type { StopReplicaResponse__Output } from "../common/generated/proto/llmgw/agent/v1/StopReplicaResponse.ts";
@@ -37,9 +39,8 @@ export interface AgentApi {
   close(): void;
 }
 
-export function agentClient(address: string, token: string, defaults: { timeoutMs?: number } = {}): AgentApi {
-  const Agent = agentProto().Agent;
-  const client = new Agent(address, grpc.credentials.createInsecure()) as unknown as AgentClient;
+export function agentClient(address: string, token: string, tls: GrpcTls | null, defaults: { timeoutMs?: number } = {}): AgentApi {
+  const client = dial(agentProto().Agent, address, tls, "node") as unknown as AgentClient;
   const ms = (o?: CallOpts) => o?.timeoutMs ?? defaults.timeoutMs ?? 10_000;
 
   const call = <Res>(

@@ -1,9 +1,11 @@
 // The agent's side of the Control service: Register at start (retried with backoff while the
 // gateway is not up; never fatal), then a Heartbeat carrying the node and every replica's status at
 // the interval Register answers (or LLMGW_HEARTBEAT_MS). Every call carries the cluster token and a
-// deadline.
+// deadline, over mutual TLS with the node's certificate (agent/enrol.ts; null: plaintext).
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, deadline, tokenMetadata, type ControlClient, type NodeInfo, type ReplicaStatus } from "../common/proto.ts";
+import { dial } from "../common/tls/credentials.ts";
+import type { AgentTls } from "./enrol.ts";
 import { log } from "../common/logging.ts";
 import type { RegisterResponse__Output } from "../common/generated/proto/llmgw/agent/v1/RegisterResponse.ts";
 import type { HeartbeatResponse__Output } from "../common/generated/proto/llmgw/agent/v1/HeartbeatResponse.ts";
@@ -11,6 +13,8 @@ import type { HeartbeatResponse__Output } from "../common/generated/proto/llmgw/
 export interface ControlLinkOptions {
   address: string;
   token: string;
+  /** The node's certificate; Register waits until it has one. */
+  tls: AgentTls | null;
   heartbeatMs: number;
   /** Deadline of each call. */
   callTimeoutMs?: number;
@@ -30,8 +34,7 @@ const BACKOFF_MIN_MS = 500;
 const BACKOFF_MAX_MS = 30_000;
 
 export function startControlLink(opts: ControlLinkOptions): ControlLink {
-  const Control = agentProto().Control;
-  const client = new Control(opts.address, grpc.credentials.createInsecure()) as unknown as ControlClient;
+  const client = dial(agentProto().Control, opts.address, opts.tls, "control") as unknown as ControlClient;
   const callMs = opts.callTimeoutMs ?? 5000;
   let closed = false;
   let timer: NodeJS.Timeout | undefined;
@@ -54,6 +57,7 @@ export function startControlLink(opts: ControlLinkOptions): ControlLink {
   const register = async (attempt: number): Promise<void> => {
     if (closed) return;
     try {
+      await opts.tls?.ready;
       const node = await opts.node();
       const res = await call<RegisterResponse__Output>((md, o, cb) => client.Register({ node }, md, o, cb));
       if (closed) return;
@@ -66,6 +70,8 @@ export function startControlLink(opts: ControlLinkOptions): ControlLink {
       const e = err as grpc.ServiceError;
       const wait = Math.min(BACKOFF_MAX_MS, BACKOFF_MIN_MS * 2 ** Math.min(attempt, 10));
       const jittered = Math.round(wait * (0.75 + Math.random() * 0.5));
+      // A control plane whose CA changed refuses every handshake: see whether to enrol again.
+      void opts.tls?.recheck();
       if (attempt === 0 || attempt % 10 === 0) {
         log.warn("register with the control plane failed; retrying", {
           control: opts.address,
@@ -92,6 +98,7 @@ export function startControlLink(opts: ControlLinkOptions): ControlLink {
       const e = err as grpc.ServiceError;
       if (failures === 0) log.warn("heartbeat failed", { control: opts.address, code: e.code, err: e.details ?? e.message });
       failures++;
+      if (failures >= 3) void opts.tls?.recheck();
       // A control plane that no longer knows this node (restarted without it): register again.
       if (e.code === grpc.status.NOT_FOUND) {
         later(() => void register(0), 0);

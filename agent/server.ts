@@ -1,7 +1,8 @@
 // The node agent: serves the Agent gRPC service (inventory, engine processes, weight fetch) and
 // reports to the Control service. Nothing runs on import; `llmgw agent` calls startAgent().
 //
-// Every call must carry the cluster token (LLMGW_CLUSTER_TOKEN, else <dataDir>/cluster-token, made
+// Every call must come over mutual TLS from the control plane (agent/enrol.ts gets the node its
+// certificate) and carry the cluster token (LLMGW_CLUSTER_TOKEN, else <dataDir>/cluster-token, made
 // at first start with mode 0600 — the gateway reads the same file, so a local setup agrees).
 // Engines outlive the agent: close() leaves them running unless LLMGW_AGENT_STOP_ENGINES_ON_EXIT=1,
 // and the next agent on the same data directory adopts them.
@@ -22,6 +23,10 @@ import { Drains, drainRequestSchema } from "./drain.ts";
 import { followLog } from "./supervisor/log-follow.ts";
 import { Fetcher } from "./fetch/fetcher.ts";
 import { startControlLink, type ControlLink } from "./control-client.ts";
+import { agentTls } from "./enrol.ts";
+import { peerIdentities, plaintextGrpc, serverCredentials } from "../common/tls/credentials.ts";
+import { isControl } from "../common/tls/identity.ts";
+import { tlsFilesFrom, type TlsFiles } from "../common/tls/operator-files.ts";
 import { AgentMetrics } from "./metrics.ts";
 import { serveMetrics, type MetricsServer } from "../common/metrics-server.ts";
 import { slurmHandlers, SlurmError } from "./slurm/handlers.ts";
@@ -65,6 +70,10 @@ export interface AgentOptions {
 }
 
 export interface RunningAgent {
+  /** Plaintext gRPC, token only (LLMGW_INSECURE_GRPC=1). */
+  insecureGrpc: boolean;
+  /** The operator's CA and certificate files (LLMGW_TLS_*), instead of enrolling. */
+  tlsFiles: TlsFiles;
   port: number;
   /** The advertised host:port. */
   address: string;
@@ -98,6 +107,8 @@ function defaults(): AgentOptions {
 }
 
 /** The cluster token: the given one, else <dataDir>/cluster-token (created, 0600, when missing). */
+    insecureGrpc: c.LLMGW_INSECURE_GRPC === "1",
+    tlsFiles: tlsFilesFrom(c),
 export function clusterToken(dataDir: string, given?: string): string {
   const token = readOrCreateSecret(dataDir, "cluster-token", given);
   if (!token) throw new Error(`the cluster token is empty (LLMGW_CLUSTER_TOKEN or ${path.join(dataDir, "cluster-token")})`);
@@ -133,10 +144,21 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   const token = clusterToken(dataDir, o.clusterToken);
   const engineUser = resolveEngineUser(o.engineUser);
   const version = agentVersion(o.repoRoot);
+  // The node's certificate, enrolling in the background when it has none yet (agent/enrol.ts).
+  const tls = plaintextGrpc(o.insecureGrpc ? "1" : "0")
+    ? null
+    : await agentTls({ dir: path.join(dataDir, "agent", o.nodeId, "tls"), nodeId: o.nodeId, token, controlAddress: o.controlAddress, files: o.tlsFiles });
+  // Callers need the cluster token and, over TLS, a control-plane certificate: the handshake has
+  // already refused any without one from the CA; a node's certificate gets this far and no further.
+  const refusal = (call: Parameters<typeof peerIdentities>[0] & { metadata: grpc.Metadata }) => {
+    if (!hasClusterToken(call, token)) return UNAUTHENTICATED;
+    if (tls && !peerIdentities(call).some(isControl)) return { code: grpc.status.PERMISSION_DENIED, details: "only the control plane (spiffe://llmgw/control) calls an agent" };
+    return null;
+  };
 
   const server = new grpc.Server();
   const port = await new Promise<number>((resolve, reject) =>
-    server.bindAsync(bindAddress(o.host, o.port), grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(bindAddress(o.host, o.port), serverCredentials(tls, true), (err, p) => (err ? reject(err) : resolve(p))),
   );
   const address = o.advertiseAddress || `127.0.0.1:${port}`;
 
@@ -153,6 +175,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     await supervisor.adoptExisting();
   } catch (err) {
     server.forceShutdown();
+    tls?.close();
     throw err;
   }
 
@@ -190,7 +213,8 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   const unary =
     <Req, Res>(method: string, fn: (req: Req) => Promise<Res>): grpc.handleUnaryCall<Req, Res> =>
     (call, cb) => {
-      if (!hasClusterToken(call, token)) return cb(UNAUTHENTICATED);
+      const refused = refusal(call);
+      if (refused) return cb(refused);
       fn(call.request).then(
         (res) => cb(null, res),
         (err) => cb(fail(err, method)),
@@ -210,7 +234,8 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     }),
     ListReplicas: unary("ListReplicas", async () => ({ replicas: replicas() })),
     Drain: (call, cb) => {
-      if (!hasClusterToken(call, token)) return cb(UNAUTHENTICATED);
+      const refused = refusal(call);
+      if (refused) return cb(refused);
       const req = drainRequestSchema.safeParse(call.request);
       if (!req.success) return cb({ code: grpc.status.INVALID_ARGUMENT, details: req.error.issues.map((i) => i.message).join("; ") });
       // A caller that gives up (deadline, cancel) ends the wait; the mark stays.
@@ -225,8 +250,9 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     ...trainHandlers(trainers, unary),
     ...adapterHandlers(new AdapterStore(path.join(dataDir, "agent", o.nodeId, "adapters")), () => supervisor.list(), unary),
     Fetch: (call) => {
-      if (!hasClusterToken(call, token)) {
-        call.emit("error", UNAUTHENTICATED);
+      const refused = refusal(call);
+      if (refused) {
+        call.emit("error", refused);
         return;
       }
       const counted = metrics.fetch((p) => {
@@ -244,8 +270,9 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       );
     },
     Logs: (call) => {
-      if (!hasClusterToken(call, token)) {
-        call.emit("error", UNAUTHENTICATED);
+      const refused = refusal(call);
+      if (refused) {
+        call.emit("error", refused);
         return;
       }
       const { replicaId, tailBytes, follow } = call.request;
@@ -273,6 +300,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     control = startControlLink({
       address: o.controlAddress,
       token,
+      tls,
       heartbeatMs: o.heartbeatMs,
       node: describe,
       replicas,
@@ -291,6 +319,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     close() {
       closing ??= (async () => {
         control?.close();
+        tls?.close();
         memoryRead.stop();
         await metricsServer?.close();
         await new Promise<void>((resolve) => {

@@ -4,6 +4,7 @@ import http from "node:http";
 import type { AddressInfo } from "node:net";
 import express from "express";
 import { config } from "../common/config.ts";
+import { jsonFallbacks } from "../common/json-fallback.ts";
 import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
@@ -11,6 +12,7 @@ import { Notifier, setNotifier } from "../common/notifier.ts";
 import { redis } from "../common/redis.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
 import { temporalClient } from "../common/temporal.ts";
+import { controlPlaneTlsFromConfig } from "../common/tls/control-plane.ts";
 import { adminApi } from "./admin-api/app.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
@@ -102,8 +104,11 @@ export async function startGateway(): Promise<Gateway> {
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
   });
+  jsonFallbacks(metricsApp);
   const metricsServer = await listen(metricsApp, c.LLMGW_HOST, c.LLMGW_METRICS_PORT);
-  const control = await startControlServer({ db, token: clusterToken, host: c.LLMGW_HOST, port: c.LLMGW_CONTROL_PORT, heartbeatMs: c.LLMGW_HEARTBEAT_MS });
+  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md).
+  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
+  const control = await startControlServer({ db, token: clusterToken, tls, host: c.LLMGW_HOST, port: c.LLMGW_CONTROL_PORT, heartbeatMs: c.LLMGW_HEARTBEAT_MS });
 
   const gw: Gateway = {
     clientPort: portOf(client),
@@ -112,6 +117,7 @@ export async function startGateway(): Promise<Gateway> {
     controlPort: control.port,
     async close() {
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
+      tls?.close();
       await usage.close();
       setNotifier(null);
       await notifier.close();

@@ -14,6 +14,7 @@ import { log } from "../common/logging.ts";
 import { Notifier, setNotifier } from "../common/notifier.ts";
 import { redis } from "../common/redis.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
+import { controlPlaneTlsFromConfig } from "../common/tls/control-plane.ts";
 import type { WorkerMetrics } from "./metrics.ts";
 import { jobsTaskQueue } from "../workflows/job-types.ts";
 import { ensureFleetWatch } from "./fleet-watch-start.ts";
@@ -27,12 +28,11 @@ function bundleDir(setting: string | undefined): string | null {
 export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done: Promise<void>; shutdown(): void }> {
   const c = config();
   const r = redis();
-  const deps = {
-    db: prisma(),
-    redis: r,
-    clusterToken: readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN),
-    nodeFreshMs: c.LLMGW_NODE_LOST_MS,
-  };
+  const db = prisma();
+  const clusterToken = readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN);
+  // Activities call agents as spiffe://llmgw/control, a certificate issued here from the cluster CA.
+  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
+  const deps = { db, redis: r, clusterToken, tls, nodeFreshMs: c.LLMGW_NODE_LOST_MS };
   // The activities raise notifications (a node lost) through it.
   const notifier = new Notifier(r);
   setNotifier(notifier);
@@ -72,6 +72,7 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     closeSlurmClients();
     closeTrainClients();
     closeAdapterClients();
+    tls?.close();
     setNotifier(null);
     await notifier.close();
     r.disconnect();

@@ -3,7 +3,8 @@
 // heartbeats through the real Control link (agent/control-client.ts) with 8 H100-like GPUs.
 // StartReplica is idempotent on the replica id and the replica is READY at once; every replica's
 // url is one shared in-process sim (instant answers), so hundreds of replicas cost nothing.
-// Calls no benchmark needs (Fetch, Logs, Slurm, training) answer UNIMPLEMENTED.
+// Calls no benchmark needs (Fetch, Logs, Slurm, training) answer UNIMPLEMENTED. Plaintext gRPC
+// (the platform runs with LLMGW_INSECURE_GRPC=1).
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, hasClusterToken, UNAUTHENTICATED, type AgentHandlers, type NodeInfo, type ReplicaStatus } from "../../../common/proto.ts";
 import { startControlLink, type ControlLink } from "../../../agent/control-client.ts";
@@ -167,7 +168,7 @@ export async function startFakeFleet(o: FakeFleetOptions): Promise<FakeFleet> {
       LoadAdapter: unimplemented,
     };
     server.addService(agentProto().Agent.service, handlers);
-    const link = startControlLink({ address: o.controlAddress, token: o.token, heartbeatMs: o.heartbeatMs, node: describe, replicas: live });
+    const link = startControlLink({ address: o.controlAddress, token: o.token, tls: null, heartbeatMs: o.heartbeatMs, node: describe, replicas: live });
     nodes.push({ id, server, link, replicas });
     fleet.nodeIds.push(id);
   }

@@ -212,7 +212,8 @@ async function main(): Promise<void> {
   const models = Array.from({ length: o.models }, (_, i) => `fleet-${run}-${String(i).padStart(3, "0")}`);
   process.stderr.write(`fleet bench ${run}: ${o.nodes} nodes × ${o.gpus} GPUs, ${o.models} models × ${o.replicas} replicas, wave ${o.wave}, ${o.canaries} canaries\n`);
 
-  const p = await startPlatform({ processes: ["gateway", "worker-temporal", "worker-usage"], env: { LLMGW_HEARTBEAT_MS: String(o.heartbeatMs) } });
+  // Plaintext gRPC: the fake agents measure placement at scale, not enrolment (hundreds in one process).
+  const p = await startPlatform({ processes: ["gateway", "worker-temporal", "worker-usage"], env: { LLMGW_HEARTBEAT_MS: String(o.heartbeatMs), LLMGW_INSECURE_GRPC: "1" } });
   const t = await temporalClient();
   let fleet: FakeFleet | undefined;
   const entityIds = models.map((m) => `model/${m}`);
