@@ -10,6 +10,7 @@ import { raise } from "../common/notifier.ts";
 import type { ModelAdapter } from "../common/generated/prisma/client.ts";
 import type { ReplicaRef } from "../workflows/model-types.ts";
 import type { ActivityDeps } from "./deps.ts";
+import { engineAuth } from "../common/engine-key.ts";
 
 const CHUNK = 1 << 20;
 
@@ -53,8 +54,8 @@ async function sendFile(api: AdapterApi, a: ModelAdapter): Promise<void> {
 }
 
 /** Whether the engine lists the adapter among its models (vLLM does once it is loaded). */
-async function engineLists(url: string, name: string): Promise<boolean> {
-  const res = await fetch(`${url}/v1/models`, { signal: AbortSignal.timeout(10_000) });
+async function engineLists(url: string, name: string, headers: Record<string, string>): Promise<boolean> {
+  const res = await fetch(`${url}/v1/models`, { headers, signal: AbortSignal.timeout(10_000) });
   if (!res.ok) return false;
   const body = (await res.json()) as { data?: { id?: string }[] };
   return (body.data ?? []).some((m) => m.id === name);
@@ -74,7 +75,7 @@ async function loadOnto(deps: ActivityDeps, a: ModelAdapter, replica: ReplicaRef
     if ((err as { code?: number }).code === 9) throw ApplicationFailure.nonRetryable((err as Error).message, "AdapterRefused");
     throw err;
   }
-  if (!(await engineLists(replica.url, a.name))) throw new Error(`replica ${replica.id} loaded adapter ${a.name} but its /v1/models does not list it`);
+  if (!(await engineLists(replica.url, a.name, engineAuth(deps.clusterToken, replica.id)))) throw new Error(`replica ${replica.id} loaded adapter ${a.name} but its /v1/models does not list it`);
   return { replicaId: replica.id, alreadyLoaded: r.alreadyLoaded, startedAtMs: Number(r.startedAtMs), endedAtMs: Number(r.endedAtMs) };
 }
 

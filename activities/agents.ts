@@ -8,8 +8,7 @@ import { replicaRecords } from "./catalog.ts";
 import { announce } from "./router-feed.ts";
 import { loadModelAdapters } from "./adapters.ts";
 import { parseEngineLoad } from "../gateway/router/engine-metrics.ts";
-import { engineAuth, engineKey } from "../common/engine-key.ts";
-import { ENGINE_API_KEY_ENV } from "../agent/engines/adapter.ts";
+import { engineAuth } from "../common/engine-key.ts";
 import { fetchActivities } from "./fetch-weights.ts";
 
 const READY_POLL_MS = 300;
@@ -21,9 +20,9 @@ async function nodeAddress(deps: ActivityDeps, nodeId: string): Promise<string> 
 }
 
 /** Requests running plus waiting on an engine, from its metrics (each engine's names); null if unreadable. */
-async function engineBusy(url: string): Promise<number | null> {
+async function engineBusy(url: string, headers: Record<string, string>): Promise<number | null> {
   try {
-    const res = await fetch(`${url}/metrics`, { signal: AbortSignal.timeout(2000) });
+    const res = await fetch(`${url}/metrics`, { headers, signal: AbortSignal.timeout(2000) });
     if (!res.ok) return null;
     const load = parseEngineLoad(await res.text());
     return load && load.running + load.waiting;
@@ -48,15 +47,15 @@ async function waitReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Pr
   }
 }
 
-/** One real request through the engine's OpenAI API before the router may send it traffic. */
+/** One real request through the engine's OpenAI API, with the replica's key, before the router may send it traffic. */
 async function smokeTest(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
-  // ComfyUI speaks no OpenAI API: it passes when its queue answers through its gate, with the key.
   const headers = engineAuth(deps.clusterToken, input.replica.id);
+  // ComfyUI speaks no OpenAI API: it passes when its queue answers through its gate.
   const stats = await fetch(`${input.replica.url}/system_stats`, { headers, signal: AbortSignal.timeout(20_000) }).catch(() => null);
   if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { headers, signal: AbortSignal.timeout(20_000) })).ok) return;
   const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ model: input.replica.model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
     signal: AbortSignal.timeout(20_000),
   });
@@ -99,8 +98,8 @@ export function agentActivities(deps: ActivityDeps) {
           gpus: input.gpus ?? [],
           weights: input.weights ?? source.path ?? source.hub ?? "",
           contextLength: v?.contextLength ?? 0,
-          // ComfyUI's gate demands this replica's key (common/engine-key.ts); it travels in the environment.
-          env: input.engine === "comfyui" ? { [ENGINE_API_KEY_ENV]: engineKey(deps.clusterToken, input.replicaId) } : {},
+          // The agent gives every engine its replica's key itself (common/engine-key.ts), adopted ones too.
+          env: {},
         });
       } catch (err) {
         // The agent refusing the engine or its flags will not change on a retry.
@@ -154,7 +153,7 @@ export function agentActivities(deps: ActivityDeps) {
       }
       const until = Date.now() + input.graceMs;
       while (Date.now() < until) {
-        const busy = await engineBusy(input.replica.url);
+        const busy = await engineBusy(input.replica.url, engineAuth(deps.clusterToken, input.replica.id));
         if (busy === 0 || busy === null) return { idle: busy === 0 };
         heartbeat({ busy });
         await ctx.sleep(READY_POLL_MS);

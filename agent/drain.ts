@@ -16,11 +16,11 @@ export const drainRequestSchema = z.object({
 });
 
 /** Requests running plus waiting on the engine, from its metrics; null when it reports none. */
-export async function engineInFlight(url: string, engine: string, signal?: AbortSignal): Promise<number | null> {
+export async function engineInFlight(url: string, engine: string, headers: Record<string, string>, signal?: AbortSignal): Promise<number | null> {
   const metricsPath = Object.hasOwn(ENGINES, engine) ? ENGINES[engine]!.metricsPath : "/metrics";
   if (!metricsPath) return null;
   try {
-    const res = await fetch(`${url}${metricsPath}`, { signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(2000)]) : AbortSignal.timeout(2000) });
+    const res = await fetch(`${url}${metricsPath}`, { headers, signal: signal ? AbortSignal.any([signal, AbortSignal.timeout(2000)]) : AbortSignal.timeout(2000) });
     if (!res.ok) return null;
     const load = parseEngineLoad(await res.text());
     return load && load.running + load.waiting;
@@ -31,6 +31,9 @@ export async function engineInFlight(url: string, engine: string, signal?: Abort
 
 export class Drains {
   private readonly marked = new Set<string>();
+
+  /** `auth`: the headers a replica's engine demands (its key; llama-server keys /metrics too). */
+  constructor(private readonly auth: (replicaId: string) => Record<string, string>) {}
 
   /** Replicas as the control plane should see them: a drained one that still runs is DRAINING. */
   overlay(list: ReplicaStatus[]): ReplicaStatus[] {
@@ -52,7 +55,7 @@ export class Drains {
     this.marked.add(replica.replicaId!);
     const until = started + (graceMs || DEFAULT_GRACE_MS);
     for (;;) {
-      const n = await engineInFlight(replica.url!, replica.engine!, signal);
+      const n = await engineInFlight(replica.url!, replica.engine!, this.auth(replica.replicaId!), signal);
       if (n === null) return { inFlight: -1, waitedMs: Date.now() - started };
       if (n === 0 || Date.now() >= until || signal?.aborted) return { inFlight: n, waitedMs: Date.now() - started };
       await new Promise((r) => setTimeout(r, Math.min(POLL_MS, Math.max(0, until - Date.now()))));

@@ -34,6 +34,7 @@ import { SlurmNode } from "./slurm/node.ts";
 import { trainHandlers } from "./train/handlers.ts";
 import { TrainerError, Trainers } from "./train/trainers.ts";
 import { adapterHandlers } from "./adapters/handlers.ts";
+import { engineAuth, engineKey } from "../common/engine-key.ts";
 import { AdapterError, AdapterStore } from "./adapters/store.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -67,13 +68,15 @@ export interface AgentOptions {
   trainer: string;
   /** The user engines run as (LLMGW_ENGINE_USER); undefined: the agent's own. */
   engineUser: string | undefined;
-}
-
-export interface RunningAgent {
+  /** The interface engines listen on (LLMGW_ENGINE_HOST); undefined: the advertised address's host. */
+  engineHost: string | undefined;
   /** Plaintext gRPC, token only (LLMGW_INSECURE_GRPC=1). */
   insecureGrpc: boolean;
   /** The operator's CA and certificate files (LLMGW_TLS_*), instead of enrolling. */
   tlsFiles: TlsFiles;
+}
+
+export interface RunningAgent {
   port: number;
   /** The advertised host:port. */
   address: string;
@@ -103,12 +106,13 @@ function defaults(): AgentOptions {
     slurm: c.LLMGW_SLURM_ENABLED === "1",
     trainer: c.LLMGW_TRAINER,
     engineUser: c.LLMGW_ENGINE_USER,
+    engineHost: c.LLMGW_ENGINE_HOST,
+    insecureGrpc: c.LLMGW_INSECURE_GRPC === "1",
+    tlsFiles: tlsFilesFrom(c),
   };
 }
 
 /** The cluster token: the given one, else <dataDir>/cluster-token (created, 0600, when missing). */
-    insecureGrpc: c.LLMGW_INSECURE_GRPC === "1",
-    tlsFiles: tlsFilesFrom(c),
 export function clusterToken(dataDir: string, given?: string): string {
   const token = readOrCreateSecret(dataDir, "cluster-token", given);
   if (!token) throw new Error(`the cluster token is empty (LLMGW_CLUSTER_TOKEN or ${path.join(dataDir, "cluster-token")})`);
@@ -170,6 +174,9 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       portMax: o.enginePortMax,
       repoRoot: o.repoRoot,
       urlHost: hostOf(address),
+      // Where the control plane reaches this node, and nowhere else unless the operator says so.
+      engineHost: o.engineHost || hostOf(address),
+      engineKey: (id) => engineKey(token, id),
       engineUser,
     });
     await supervisor.adoptExisting();
@@ -181,7 +188,9 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
 
   const memoryRead = startMemoryReadMeter();
   const fetcher = new Fetcher(path.join(dataDir, "weights"), engineUser?.gid ?? null);
-  const drains = new Drains();
+  // The agent's own calls to its engines (drain's metrics, adapter loads) carry each replica's key.
+  const engineHeaders = (id: string) => engineAuth(token, id);
+  const drains = new Drains(engineHeaders);
   /** Replicas as reported to callers and the control plane: drained ones DRAINING. */
   const replicas = () => drains.overlay(supervisor.list());
   const metrics = new AgentMetrics(replicas);
@@ -248,7 +257,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
     },
     ...slurmHandlers(slurm, unary),
     ...trainHandlers(trainers, unary),
-    ...adapterHandlers(new AdapterStore(path.join(dataDir, "agent", o.nodeId, "adapters")), () => supervisor.list(), unary),
+    ...adapterHandlers(new AdapterStore(path.join(dataDir, "agent", o.nodeId, "adapters")), () => supervisor.list(), engineHeaders, unary),
     Fetch: (call) => {
       const refused = refusal(call);
       if (refused) {

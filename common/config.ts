@@ -38,6 +38,8 @@ const schema = z.object({
   LLMGW_TLS_KEY_FILE: z.string().min(1).optional(),
   LLMGW_ADMIN_TOKEN: z.string().optional(),
   LLMGW_ADMIN_URL: z.string().optional(),
+  /** The interface engines listen on; unset: the host of the agent's advertised address. 0.0.0.0 only when asked. */
+  LLMGW_ENGINE_HOST: z.string().min(1).optional(),
   LLMGW_ENGINE_PORT_MIN: port.default(18000),
   LLMGW_ENGINE_PORT_MAX: port.default(18999),
   LLMGW_HEARTBEAT_MS: z.coerce.number().int().positive().default(2000),

@@ -22,6 +22,7 @@ import { withHotPath } from "./client-api/hot-path.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { Registry } from "./router/registry.ts";
+import { engineKey } from "../common/engine-key.ts";
 import { Waker } from "./router/wake.ts";
 import { PriceBook } from "./usage/price-book.ts";
 import { UsageRecorder } from "./usage/recorder.ts";
@@ -58,6 +59,7 @@ export async function startGateway(): Promise<Gateway> {
 
   const weightsConn = redis();
   const registry = new Registry(db, {
+    engineKey: (replicaId) => engineKey(clusterToken, replicaId),
     loadWeights: async () => Object.fromEntries(Object.entries(await weightsConn.hgetall(WEIGHTS_KEY)).map(([m, w]) => [m, JSON.parse(w) as Record<string, number>])),
   });
   await registry.start();

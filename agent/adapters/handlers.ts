@@ -12,14 +12,14 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const LOAD_TIMEOUT_MS = 5 * 60_000;
 
 /** Asks the engine on this node to load the adapter; "already loaded" counts as done (a retried call). */
-export async function loadIntoEngine(replica: ReplicaStatus, name: string, folder: string): Promise<{ alreadyLoaded: boolean }> {
+export async function loadIntoEngine(replica: ReplicaStatus, name: string, folder: string, headers: Record<string, string>): Promise<{ alreadyLoaded: boolean }> {
   const engine = replica.engine ?? "";
   if (!ENGINES[engine]?.loraAdapters) throw new AdapterError(grpc.status.FAILED_PRECONDITION, `engine ${engine} cannot load LoRA adapters at run time (sim and vllm can)`);
   if (replica.state !== "REPLICA_STATE_READY") throw new AdapterError(grpc.status.FAILED_PRECONDITION, `replica ${replica.replicaId} is not ready (${replica.state})`);
-  // The engine listens on every interface; the agent reaches it on loopback.
-  const res = await fetch(`http://127.0.0.1:${replica.port}/v1/load_lora_adapter`, {
+  // Where the control plane reaches it too (its bind address), with its key.
+  const res = await fetch(`${replica.url}/v1/load_lora_adapter`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
     body: JSON.stringify({ lora_name: name, lora_path: folder }),
     signal: AbortSignal.timeout(LOAD_TIMEOUT_MS),
   });
@@ -29,7 +29,7 @@ export async function loadIntoEngine(replica: ReplicaStatus, name: string, folde
   throw new AdapterError(grpc.status.FAILED_PRECONDITION, `engine of ${replica.replicaId} refused adapter ${name}: HTTP ${res.status} ${text.slice(0, 500)}`);
 }
 
-export function adapterHandlers(store: AdapterStore, replicas: () => ReplicaStatus[], unary: Unary): AdapterCalls {
+export function adapterHandlers(store: AdapterStore, replicas: () => ReplicaStatus[], auth: (replicaId: string) => Record<string, string>, unary: Unary): AdapterCalls {
   return {
     PutAdapter: unary("PutAdapter", async (req: { sha256: string; offset: number; data: Buffer; total: number }) => store.put(req)),
     LoadAdapter: unary("LoadAdapter", async (req: { replicaId: string; name: string; sha256: string }) => {
@@ -39,7 +39,7 @@ export function adapterHandlers(store: AdapterStore, replicas: () => ReplicaStat
       const replica = replicas().find((r) => r.replicaId === req.replicaId);
       if (!replica) throw new AdapterError(grpc.status.NOT_FOUND, `no replica "${req.replicaId}" on this node`);
       const startedAtMs = Date.now();
-      const { alreadyLoaded } = await loadIntoEngine(replica, req.name, folder);
+      const { alreadyLoaded } = await loadIntoEngine(replica, req.name, folder, auth(req.replicaId));
       return { alreadyLoaded, startedAtMs, endedAtMs: Date.now() };
     }),
   };

@@ -3,6 +3,8 @@
 
 /** What the catalog and the agent settle for one replica. */
 export interface LaunchSpec {
+  /** The interface the engine listens on (LLMGW_ENGINE_HOST; never every interface unless asked). */
+  host: string;
   port: number;
   /** The name clients use (the engine's served model name). */
   model: string;
@@ -12,7 +14,7 @@ export interface LaunchSpec {
   contextLength: number;
   /** Extra engine arguments from the catalog, already checked by validateArgs. */
   args: string[];
-  /** The request's environment (an API key travels here, under ENGINE_API_KEY_ENV). */
+  /** The engine's environment from the agent: the replica's key is always here, under ENGINE_API_KEY_ENV. */
   env: Readonly<Record<string, string>>;
   repoRoot: string;
 }
@@ -74,8 +76,15 @@ export function errorMessage(json: unknown): string | null {
 /** The request environment variable holding the key the engine must demand of callers. */
 export const ENGINE_API_KEY_ENV = "LLMGW_ENGINE_API_KEY";
 
-/** Interface engines listen on: the node's, since the gateway reaches them across the network. */
-export const ENGINE_HOST = "0.0.0.0";
+/** Hosts that mean every interface: an engine bound so is reached at the node's advertised host. */
+export function isWildcardHost(host: string): boolean {
+  return host === "0.0.0.0" || host === "::" || host === "[::]" || host === "";
+}
+
+/** The host an engine bound to `host` is reached at: `fallback` when it listens on every interface. */
+export function reachableHost(host: string, fallback: string): string {
+  return isWildcardHost(host) ? fallback : host;
+}
 
 /** The Python that runs Python engines (LLMGW_PYTHON, else python3 on PATH). */
 export function python(): string {

@@ -5,7 +5,7 @@
 // the environment (LLMGW_ENGINE_API_KEY), never on a command line, and ComfyUI does not get it.
 // GET /health answers without the key (the agent's readiness probe): 200 once ComfyUI answers.
 //
-//   LLMGW_ENGINE_API_KEY=… node --import tsx agent/engines/comfyui-gate.ts --port 18000 [--host 0.0.0.0] -- python3 ComfyUI/main.py …
+//   LLMGW_ENGINE_API_KEY=… node --import tsx agent/engines/comfyui-gate.ts --port 18000 [--host 127.0.0.1] -- python3 ComfyUI/main.py …
 import { spawn } from "node:child_process";
 import { createHash, timingSafeEqual } from "node:crypto";
 import fs from "node:fs";
@@ -13,7 +13,7 @@ import http from "node:http";
 import net from "node:net";
 import type { Duplex } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { ENGINE_API_KEY_ENV, ENGINE_HOST } from "./adapter.ts";
+import { ENGINE_API_KEY_ENV } from "./adapter.ts";
 
 /** The API paths jobs use (queueing, waiting, fetching, cancelling, uploading), plus the stand-in's test paths. */
 const PASSED = [/^\/prompt$/, /^\/queue$/, /^\/interrupt$/, /^\/history(\/[^/]+)?$/, /^\/view$/, /^\/upload\/(image|mask)$/, /^\/system_stats$/, /^\/object_info(\/[^/]+)?$/, /^\/standin\/(log|hold|release)$/];
@@ -130,8 +130,10 @@ async function main(argv: string[]): Promise<void> {
     console.log(`comfyui-gate: ComfyUI exited (${signal ?? code}); the gate goes too`);
     process.exit(code ?? 1);
   });
-  const gate = await startGate({ key, host: flag("--host") ?? ENGINE_HOST, port, innerPort });
-  console.log(`comfyui-gate listening on ${flag("--host") ?? ENGINE_HOST}:${gate.port}, ComfyUI (pid ${child.pid}) on 127.0.0.1:${innerPort}`);
+  // Loopback unless told: the agent always says where (LLMGW_ENGINE_HOST).
+  const host = flag("--host") ?? "127.0.0.1";
+  const gate = await startGate({ key, host, port, innerPort });
+  console.log(`comfyui-gate listening on ${host}:${gate.port}, ComfyUI (pid ${child.pid}) on 127.0.0.1:${innerPort}`);
   const stop = () => {
     child.kill("SIGTERM");
     void gate.close();

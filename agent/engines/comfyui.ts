@@ -5,7 +5,7 @@
 // answering); it serves no Prometheus metrics. Its models are found through its own model folders,
 // so the weights path is not on the command line.
 import path from "node:path";
-import { ENGINE_HOST, python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
+import { python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
 import { SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const READS_FILES = "reads a file the agent did not fetch";
@@ -47,7 +47,7 @@ export const comfyui: EngineAdapter = {
   command(s) {
     return {
       command: process.execPath,
-      args: ["--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-gate.ts"), "--port", String(s.port), "--host", ENGINE_HOST, "--", ...engineCommand(s)],
+      args: ["--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-gate.ts"), "--port", String(s.port), "--host", s.host, "--", ...engineCommand(s)],
     };
   },
   validateArgs: (args) => refusedFlag(args, COMFYUI_FLAGS),

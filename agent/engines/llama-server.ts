@@ -1,6 +1,6 @@
 // llama.cpp's `llama-server`: one GGUF file (or a hub repo it fetches itself), an OpenAI API,
 // /health and, with --metrics, Prometheus /metrics. It reads its key from LLAMA_API_KEY.
-import { ENGINE_HOST, contextArgs, errorMessage, keyEnv, parseJson, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
+import { contextArgs, errorMessage, keyEnv, parseJson, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const READS_FILES = "reads a file the agent did not fetch";
@@ -45,7 +45,7 @@ export const llamaServer: EngineAdapter = {
     const load = s.weights.startsWith("/") ? ["--model", s.weights] : ["--hf-repo", s.weights];
     return {
       command: process.env.LLMGW_LLAMA_SERVER || "llama-server",
-      args: [...load, "--host", ENGINE_HOST, "--port", String(s.port), "--alias", s.model, ...contextArgs("--ctx-size", s.contextLength), "--metrics", ...s.args],
+      args: [...load, "--host", s.host, "--port", String(s.port), "--alias", s.model, ...contextArgs("--ctx-size", s.contextLength), "--metrics", ...s.args],
       env: keyEnv(s, "LLAMA_API_KEY"),
     };
   },

@@ -5,7 +5,7 @@
 // tokenizer and the chat template are llama.cpp's; only the HTTP layer is ours.
 //
 //   node --import tsx agent/engines/llamacpp-node-server.ts --model /path/m.gguf --port 18001
-//     [--host 0.0.0.0] [--alias NAME] [--ctx-size N] [--parallel N] [--threads N] [--metrics]
+//     [--host 127.0.0.1] [--alias NAME] [--ctx-size N] [--parallel N] [--threads N] [--metrics]
 // A key in LLAMA_API_KEY is demanded of callers (llama-server's variable); /health and /v1/models stay open.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
@@ -15,6 +15,7 @@ import { parseArgs } from "node:util";
 import express, { type Request, type Response } from "express";
 import { z } from "zod";
 import { getLlama, LlamaChat, LlamaCompletion, LlamaLogLevel, type ChatHistoryItem, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
+import { jsonFallbacks } from "../../common/json-fallback.ts";
 import { log, setLogProcess } from "../../common/logging.ts";
 import { LLAMACPP_NODE_FLAGS } from "./llamacpp-node-flags.ts";
 
@@ -330,6 +331,7 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
     res.end("data: [DONE]\n\n");
   }
 
+  jsonFallbacks(app);
   // Listen first, so /health can say "loading" while llama.cpp reads the weights.
   const server = http.createServer(app);
   await new Promise<void>((resolve, reject) => {

@@ -2,7 +2,7 @@
 // llama.cpp on the CPU with llama-server's HTTP API, health and metrics, for machines without a
 // GPU engine and for tests. It loads one GGUF file that Fetch produced (or a catalog `path:`).
 import { join } from "node:path";
-import { ENGINE_HOST, contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
+import { contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
 import { validateLlamacppNodeArgs } from "./llamacpp-node-flags.ts";
 
 export const llamacppNode: EngineAdapter = {
@@ -16,7 +16,7 @@ export const llamacppNode: EngineAdapter = {
         "--model",
         s.weights,
         "--host",
-        ENGINE_HOST,
+        s.host,
         "--port",
         String(s.port),
         "--alias",

@@ -2,7 +2,7 @@
 // Prometheus /metrics. SGLang takes its key only as --api-key, so the module is run by a one-line
 // launcher that appends the key from the environment inside Python: it never shows in
 // /proc/<pid>/cmdline.
-import { ENGINE_API_KEY_ENV, ENGINE_HOST, contextArgs, python, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
+import { ENGINE_API_KEY_ENV, contextArgs, python, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const RUNS_CODE = "runs code that is not the engine's";
@@ -42,7 +42,7 @@ export const sglang: EngineAdapter = {
   command(s) {
     return {
       command: python(),
-      args: ["-c", LAUNCHER, "--model-path", s.weights, "--host", ENGINE_HOST, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--context-length", s.contextLength), "--enable-metrics", ...s.args],
+      args: ["-c", LAUNCHER, "--model-path", s.weights, "--host", s.host, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--context-length", s.contextLength), "--enable-metrics", ...s.args],
     };
   },
   validateArgs: (args) => refusedFlag(args, SGLANG_FLAGS),

@@ -8,7 +8,7 @@
 // Run as a script:
 //   node --import tsx agent/engines/sim-server.ts --port 18001 --model sim-chat [--ttft-ms 0]
 //     [--tokens-per-second 0] [--slots 64] [--load-delay-ms 0] [--max-tokens-default 16]
-//     [--context-length 4096] [--api-key-env NAME] [--host 0.0.0.0] [--prefix-cache-ttft-ms N]
+//     [--context-length 4096] [--api-key-env NAME] [--host 127.0.0.1] [--prefix-cache-ttft-ms N]
 //     [--lora-load-ms 0]   (LoRA adapters at run time: sim-lora.ts)
 // Every flag also reads SIM_<NAME> from the environment (SIM_TTFT_MS, ...) when absent.
 import http from "node:http";
@@ -30,7 +30,7 @@ import { SimLoras } from "./sim-lora.ts";
 export const simSettingsSchema = z
   .object({
     port: z.coerce.number().int().min(0).max(65535),
-    host: z.string().min(1).default("0.0.0.0"),
+    host: z.string().min(1).default("127.0.0.1"),
     model: z.string().min(1),
     ttftMs: z.coerce.number().finite().min(0).max(600_000).default(0),
     /** Models a prefix cache (sim-prefix-cache.ts): a prompt whose beginning was served recently gets this TTFT instead of ttftMs. */
@@ -456,6 +456,8 @@ interface Job {
 export async function startSim(input: SimSettingsInput): Promise<SimHandle> {
   const s = checkSettings(input);
   const apiKey = s.apiKey ?? (s.apiKeyEnv ? process.env[s.apiKeyEnv] || undefined : undefined);
+  // A key asked for but not given must not start an engine open to anyone.
+  if (s.apiKeyEnv && !apiKey) throw new Error(`--api-key-env names ${s.apiKeyEnv}, which is not set: refusing to serve without a key`);
   const expectedAuth = apiKey ? `Bearer ${apiKey}` : null;
   const instant = s.ttftMs === 0 && s.tokensPerSecond === 0;
   const tokenMs = s.tokensPerSecond > 0 ? 1000 / s.tokensPerSecond : 0;

@@ -6,15 +6,15 @@ import { SIM_FLAGS, parseSimFlags, simSettingsSchema } from "./sim-server.ts";
 
 export const SIM_HEALTH_PATH = "/health";
 
-/** Flags the agent sets itself (or leaves at the default: all interfaces); a profile may not. */
-const AGENT_FLAGS = new Set(["--port", "--model", "--host"]);
+/** Flags the agent sets itself; a profile may not. */
+const AGENT_FLAGS = new Set(["--port", "--model", "--host", "--api-key-env"]);
 
 /**
  * The command line of one sim replica. The child must be started with `repoRoot` as its working
- * directory, so that `--import tsx` resolves. An API key travels in the environment: the agent
- * adds it to `env` under the name given with `--api-key-env`.
+ * directory, so that `--import tsx` resolves. Its key travels in the environment: the command line
+ * names only the variable (ENGINE_API_KEY_ENV), which the agent always sets.
  */
-export function simCommand(opts: { port: number; model: string; args: string[]; repoRoot: string; env?: Readonly<Record<string, string>>; weights?: string }): {
+export function simCommand(opts: { host: string; port: number; model: string; args: string[]; repoRoot: string; weights?: string }): {
   command: string;
   args: string[];
   env: Record<string, string>;
@@ -25,13 +25,15 @@ export function simCommand(opts: { port: number; model: string; args: string[]; 
       "--import",
       "tsx",
       join(opts.repoRoot, "agent", "engines", "sim-server.ts"),
+      "--host",
+      opts.host,
       "--port",
       String(opts.port),
       "--model",
       opts.model,
       ...opts.args,
-      // The key the agent was given, unless the catalog names its own variable.
-      ...(opts.env?.[ENGINE_API_KEY_ENV] && !opts.args.some((a) => a.startsWith("--api-key-env")) ? ["--api-key-env", ENGINE_API_KEY_ENV] : []),
+      "--api-key-env",
+      ENGINE_API_KEY_ENV,
     ],
     // The sim loads nothing, but is given its weights as a real engine is (what Fetch returned).
     env: opts.weights ? { LLMGW_WEIGHTS: opts.weights } : {},

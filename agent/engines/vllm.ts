@@ -1,6 +1,6 @@
 // vLLM (`vllm serve <model>`): an OpenAI API, /health, Prometheus /metrics. It reads its key from
 // VLLM_API_KEY, so the key never shows in the process list.
-import { ENGINE_HOST, contextArgs, keyEnv, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
+import { contextArgs, keyEnv, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 const RUNS_CODE = "runs code that is not the engine's";
@@ -37,7 +37,7 @@ export const vllm: EngineAdapter = {
   command(s) {
     return {
       command: process.env.LLMGW_VLLM || "vllm",
-      args: ["serve", s.weights, "--host", ENGINE_HOST, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--max-model-len", s.contextLength), ...s.args],
+      args: ["serve", s.weights, "--host", s.host, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--max-model-len", s.contextLength), ...s.args],
       // With --enable-lora, published adapters are loaded at run time (POST /v1/load_lora_adapter),
       // which vLLM allows only when told so in its environment.
       env: { ...keyEnv(s, "VLLM_API_KEY"), ...(s.args.includes("--enable-lora") ? { VLLM_ALLOW_RUNTIME_LORA_UPDATING: "True" } : {}) },

@@ -19,7 +19,7 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import type { ReplicaStatus, StartReplicaRequest__Output } from "../../common/proto.ts";
 import { log } from "../../common/logging.ts";
-import { readHealthStatus, type EngineAdapter } from "../engines/adapter.ts";
+import { ENGINE_API_KEY_ENV, reachableHost, readHealthStatus, type EngineAdapter } from "../engines/adapter.ts";
 import { ENGINES } from "../engines/registry.ts";
 import { LOG_CAP_BYTES, LOG_CAP_CHECK_MS, watchLogCap } from "./log-cap.ts";
 import { giveTo, type EngineUser } from "./engine-user.ts";
@@ -47,6 +47,8 @@ export interface ReplicaRecord {
   model: string;
   version: string;
   engine: string;
+  /** The interface the engine listens on; absent in records of agents before engines were bound and keyed. */
+  host?: string;
   port: number;
   pid: number;
   gpus: number[];
@@ -82,8 +84,12 @@ export interface SupervisorOptions {
   portMin: number;
   portMax: number;
   repoRoot: string;
-  /** Host put in each replica's URL (the host part of the agent's advertised address). */
+  /** Host put in the URL of a replica listening on every interface (the agent's advertised host). */
   urlHost: string;
+  /** The interface engines listen on (LLMGW_ENGINE_HOST, by default urlHost). */
+  engineHost: string;
+  /** The key a replica's engine demands of every caller (common/engine-key.ts). */
+  engineKey: (replicaId: string) => string;
   engines?: Record<string, EngineAdapter>;
   /** How often an adopted process is checked for life (a spawned one reports its own exit). */
   aliveCheckMs?: number;
@@ -137,9 +143,9 @@ export function isReplicaProcess(pid: number, port: number, id: string): boolean
 const HEALTH_BODY_CAP = 4096;
 
 /** The health path's status and (capped) body; null when nothing answered in time. */
-function probe(port: number, pathName: string): Promise<{ status: number; body: string } | null> {
+function probe(host: string, port: number, pathName: string): Promise<{ status: number; body: string } | null> {
   return new Promise((resolve) => {
-    const req = http.get({ host: "127.0.0.1", port, path: pathName, agent: false, timeout: 1000 }, (res) => {
+    const req = http.get({ host, port, path: pathName, agent: false, timeout: 1000 }, (res) => {
       let body = "";
       res.setEncoding("utf8");
       res.on("data", (chunk: string) => {
@@ -183,6 +189,7 @@ function readRecord(file: string): ReplicaRecord | null {
       model: String(r.model ?? ""),
       version: String(r.version ?? ""),
       engine: String(r.engine ?? ""),
+      ...(typeof r.host === "string" ? { host: r.host } : {}),
       port: r.port,
       pid: r.pid,
       gpus: Array.isArray(r.gpus) ? r.gpus.filter((g): g is number => typeof g === "number") : [],
@@ -289,6 +296,8 @@ export class Supervisor {
         this.replicas.set(rec.id, r);
         this.watchAdopted(r);
         adopted.push(rec.id);
+        // Started before engines were keyed: it may answer anyone who reaches its port.
+        if (rec.host === undefined) log.warn("adopted an engine started without its key and bind address; replace it (scale down and up, or upgrade)", { replica: rec.id, port: rec.port });
       } else {
         fs.rmSync(file, { force: true });
         r.state = "REPLICA_STATE_EXITED";
@@ -362,20 +371,24 @@ export class Supervisor {
       if (!ENV_NAME.test(k)) throw new ReplicaError(grpc.status.INVALID_ARGUMENT, `environment variable name "${k}" is not valid`);
     }
 
-    const port = await this.pickPort();
+    const host = this.opts.engineHost;
+    const port = await this.pickPort(host);
     try {
+      // The key is the agent's to set, whatever the request's environment says.
+      const keyEnv = { ...req.env, [ENGINE_API_KEY_ENV]: this.opts.engineKey(id) };
       const cmd = adapter.command({
+        host,
         port,
         model: req.model,
         weights: req.weights || req.model,
         contextLength: req.contextLength,
         args: [...req.args],
-        env: req.env,
+        env: keyEnv,
         repoRoot: this.opts.repoRoot,
       });
       const env: NodeJS.ProcessEnv = { ...process.env };
       for (const k of WITHHELD_ENV) delete env[k];
-      Object.assign(env, cmd.env ?? {}, req.env);
+      Object.assign(env, cmd.env ?? {}, keyEnv);
       if (req.gpus.length > 0) {
         // CUDA numbers devices fastest first unless told otherwise; nvidia-smi (and placement) by bus.
         env.CUDA_DEVICE_ORDER = "PCI_BUS_ID";
@@ -426,6 +439,7 @@ export class Supervisor {
         model: req.model,
         version: req.version,
         engine: req.engine,
+        host,
         port,
         pid,
         gpus: [...req.gpus],
@@ -452,8 +466,8 @@ export class Supervisor {
     }
   }
 
-  /** A port in the range that no replica holds and that binds now. */
-  private async pickPort(): Promise<number> {
+  /** A port in the range that no replica holds and that binds now, on `host` and on loopback and every interface. */
+  private async pickPort(host: string): Promise<number> {
     const { portMin, portMax } = this.opts;
     const span = portMax - portMin + 1;
     const held = new Set<number>(this.pendingPorts);
@@ -462,7 +476,7 @@ export class Supervisor {
       const port = portMin + ((this.nextPort - portMin + i) % span);
       if (held.has(port) || this.pendingPorts.has(port)) continue;
       this.pendingPorts.add(port);
-      if ((await canBind(port, "127.0.0.1")) && (await canBind(port))) {
+      if ((await canBind(port, "127.0.0.1")) && (await canBind(port)) && (await canBind(port, host))) {
         this.nextPort = port + 1 > portMax ? portMin : port + 1;
         return port;
       }
@@ -478,7 +492,7 @@ export class Supervisor {
   private async checkHealth(r: Replica): Promise<void> {
     if (r.state !== "REPLICA_STATE_STARTING") return;
     const adapter = this.adapterOf(r);
-    const answer = await probe(r.rec.port, adapter?.healthPath ?? "/health");
+    const answer = await probe(reachableHost(r.rec.host ?? "", "127.0.0.1"), r.rec.port, adapter?.healthPath ?? "/health");
     if (!answer) return;
     const health = (adapter?.readHealth ?? readHealthStatus)(answer.status, answer.body);
     if (health.reason !== r.healthReason) {
@@ -611,7 +625,7 @@ export class Supervisor {
       version: r.rec.version,
       engine: r.rec.engine,
       port: r.rec.port,
-      url: `http://${urlHostPart(this.opts.urlHost)}:${r.rec.port}`,
+      url: `http://${urlHostPart(reachableHost(r.rec.host ?? "", this.opts.urlHost))}:${r.rec.port}`,
       pid: r.rec.pid,
       state: r.state,
       exitCode: r.state === "REPLICA_STATE_EXITED" ? r.exitCode : 0,

@@ -103,6 +103,7 @@ function makeEndpoint(id: string, model: string, p: OutsideProvider, authorizati
     breaker: new Breaker(),
     group,
     weight,
+    engineAuth: "",
     outside: { provider: p.name, model: p.model, pathPrefix: base.pathname.replace(/\/+$/, ""), authorization, keyRef: ref, refused: 0, limited: 0 },
   };
 }

@@ -135,7 +135,7 @@ async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyReque
     const up = new UpstreamCall(
       e.pool,
       o === null
-        ? { path: p.path, method: "POST", headers: { "content-type": "application/json", "x-request-id": p.requestId }, body: payload }
+        ? { path: p.path, method: "POST", headers: { "content-type": "application/json", authorization: e.engineAuth, "x-request-id": p.requestId }, body: payload }
         : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload },
     );
     client.call = up;

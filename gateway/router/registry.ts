@@ -37,6 +37,8 @@ export interface Endpoint {
   weight: number;
   /** An outside provider's key (providers.ts); null for a replica of our own. */
   outside: OutsideTarget | null;
+  /** `Bearer <the replica's engine key>`, sent on every request and scrape (its engine demands it); "" for outside providers (their key is in `outside`). */
+  engineAuth: string;
 }
 
 /** A served model: its replicas and what routing keeps for all of them. */
@@ -52,6 +54,8 @@ export interface ModelGroup {
 }
 
 export interface RegistryOptions {
+  /** The key a replica's engine demands (common/engine-key.ts), by replica id. */
+  engineKey: (replicaId: string) => string;
   /** Requests a replica runs at once; LLMGW_REPLICA_SLOTS, else 64 (the sim's and a usual vLLM max_num_seqs scale). */
   replicaSlots?: number;
   bands?: Readonly<Record<Band, BandPolicy>>;
@@ -114,7 +118,7 @@ export class Registry {
 
   constructor(
     private readonly db: PrismaClient,
-    opts: RegistryOptions = {},
+    private readonly opts: RegistryOptions,
   ) {
     this.slots = opts.replicaSlots ?? (Number(process.env.LLMGW_REPLICA_SLOTS) || 64);
     this.bands = opts.bands ?? DEFAULT_BANDS;
@@ -289,6 +293,8 @@ export class Registry {
       group,
       weight: 1,
       outside: null,
+      // Made once per replica, not per request.
+      engineAuth: `Bearer ${this.opts.engineKey(r.id)}`,
     };
     this.byId.set(r.id, e);
     // A new array, not a push: a request already routing keeps the list it started with.

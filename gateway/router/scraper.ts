@@ -32,7 +32,7 @@ export class MetricsScraper {
   private async scrape(e: Endpoint): Promise<void> {
     this.busy.add(e);
     try {
-      const r = await e.pool.request({ path: "/metrics", method: "GET", headersTimeout: this.everyMs, bodyTimeout: this.everyMs });
+      const r = await e.pool.request({ path: "/metrics", method: "GET", headers: { authorization: e.engineAuth }, headersTimeout: this.everyMs, bodyTimeout: this.everyMs });
       const text = await r.body.text();
       const load = r.statusCode === 200 ? parseEngineLoad(text) : null;
       if (!load) return; // stale data ages out in pick (STALE_MS)

@@ -9,6 +9,7 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { stringify } from "yaml";
 import { parseEngineLoad } from "../../gateway/router/engine-metrics.ts";
+import { engineAuth, engineKey } from "../../common/engine-key.ts";
 import { writeTinyGguf } from "../../scripts/make-tiny-gguf.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
@@ -42,6 +43,8 @@ describe("a GGUF model served on node-llama-cpp (llama.cpp on the CPU)", () => {
   let gateway: OpenAI;
   let direct: OpenAI;
   let engineUrl: string;
+  /** The replica's key: llama.cpp, like the gateway, is asked with it (its /metrics too). */
+  let engineHeaders: { authorization: string };
   const model = uniqueModel("e2e-gguf");
 
   before(async () => {
@@ -62,12 +65,13 @@ describe("a GGUF model served on node-llama-cpp (llama.cpp on the CPU)", () => {
     const served = await p.ctl(["model", "serve", model, "--wait", "--json"]);
     assert.equal(served.code, 0, served.stderr);
     assert.equal((JSON.parse(served.stdout) as { status: string }).status, "COMPLETED", served.stdout);
-    const shown = await p.admin<{ replicas: { state: string; url: string }[] }>("GET", `/models/${model}`);
+    const shown = await p.admin<{ replicas: { id: string; state: string; url: string }[] }>("GET", `/models/${model}`);
     assert.equal(shown.replicas.length, 1);
     assert.equal(shown.replicas[0]!.state, "ready");
     engineUrl = shown.replicas[0]!.url;
     gateway = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key });
-    direct = new OpenAI({ baseURL: `${engineUrl}/v1`, apiKey: "unused" });
+    engineHeaders = engineAuth(p.env.LLMGW_CLUSTER_TOKEN!, shown.replicas[0]!.id);
+    direct = new OpenAI({ baseURL: `${engineUrl}/v1`, apiKey: engineKey(p.env.LLMGW_CLUSTER_TOKEN!, shown.replicas[0]!.id) });
   });
 
   after(async () => {
@@ -79,7 +83,7 @@ describe("a GGUF model served on node-llama-cpp (llama.cpp on the CPU)", () => {
     const ids: string[] = [];
     for await (const m of direct.models.list()) ids.push(m.id);
     assert.deepEqual(ids, [model]);
-    const metrics = await (await fetch(`${engineUrl}/metrics`)).text();
+    const metrics = await (await fetch(`${engineUrl}/metrics`, { headers: engineHeaders })).text();
     assert.match(metrics, /^llamacpp:requests_processing 0$/m);
     const load = parseEngineLoad(metrics);
     assert.ok(load && load.running === 0 && load.waiting === 0 && load.kvCacheUsage > 0, `the router reads its load: ${JSON.stringify(load)}`);
@@ -112,9 +116,9 @@ describe("a GGUF model served on node-llama-cpp (llama.cpp on the CPU)", () => {
   });
 
   it("counts the gateway's requests in the engine's metrics", async () => {
-    const before = Number(/^llamacpp:tokens_predicted_total (\S+)$/m.exec(await (await fetch(`${engineUrl}/metrics`)).text())![1]);
+    const before = Number(/^llamacpp:tokens_predicted_total (\S+)$/m.exec(await (await fetch(`${engineUrl}/metrics`, { headers: engineHeaders })).text())![1]);
     await chat(gateway, model, false);
-    const after = Number(/^llamacpp:tokens_predicted_total (\S+)$/m.exec(await (await fetch(`${engineUrl}/metrics`)).text())![1]);
+    const after = Number(/^llamacpp:tokens_predicted_total (\S+)$/m.exec(await (await fetch(`${engineUrl}/metrics`, { headers: engineHeaders })).text())![1]);
     assert.equal(after - before, MAX_TOKENS);
   });
 });

@@ -16,6 +16,7 @@ import { agentProto, hasClusterToken, type ControlHandlers, type NodeInfo__Outpu
 import type { HeartbeatRequest__Output } from "../../common/generated/proto/llmgw/agent/v1/HeartbeatRequest.ts";
 import { startAgent, clusterToken, type RunningAgent } from "../../agent/server.ts";
 import { agentClient, type AgentApi } from "../../agent/client.ts";
+import { engineAuth } from "../../common/engine-key.ts";
 
 const TOKEN = "test-cluster-token-" + Math.random().toString(36).slice(2);
 const NODE = "node-agent-test";
@@ -574,11 +575,11 @@ test("engines run as LLMGW_ENGINE_USER, owning their log and directory; a missin
   assert.equal(read.stdout.trim().split("\n").join(" "), "4096 read-only", read.stderr);
 });
 
-/** Starts a streamed chat completion of `tokens` tokens and resolves with the text once it ends. */
-function streamChat(url: string, tokens: number): Promise<{ status: number; chunks: number }> {
+/** Starts a streamed chat completion of `tokens` tokens (with replica `id`'s key) and resolves with the text once it ends. */
+function streamChat(url: string, id: string, tokens: number): Promise<{ status: number; chunks: number }> {
   return fetch(`${url}/v1/chat/completions`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...engineAuth(TOKEN, id) },
     body: JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "slow" }], max_tokens: tokens, stream: true }),
   }).then(async (res) => ({ status: res.status, chunks: (await res.text()).split("\n\n").filter((l) => l.startsWith("data: {")).length }));
 }
@@ -595,7 +596,7 @@ test("Drain: a replica is reported DRAINING and the call waits for its in-flight
   await waitFor("rd READY", async () => stateOf(await client.listReplicas(), "rd") === "REPLICA_STATE_READY");
 
   await t.test("with a request streaming, Drain returns once it finished: 0 in flight", async () => {
-    const answer = streamChat(r.url, 30);
+    const answer = streamChat(r.url, "rd", 30);
     await waitFor("the request to run", async () => (await engineRunning(r.url)) === 1);
     const drained = client.drain({ replicaId: "rd", graceMs: 20_000 }, { timeoutMs: 30_000 });
     await waitFor("rd DRAINING", async () => stateOf(await client.listReplicas(), "rd") === "REPLICA_STATE_DRAINING");
@@ -614,7 +615,7 @@ test("Drain: a replica is reported DRAINING and the call waits for its in-flight
     const ac = new AbortController();
     const answer = fetch(`${r.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...engineAuth(TOKEN, "rd") },
       body: JSON.stringify({ model: "sim-chat", messages: [{ role: "user", content: "long" }], max_tokens: 400, stream: true }),
       signal: ac.signal,
     }).then((res) => res.text()).catch(() => "");

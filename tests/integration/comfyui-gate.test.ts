@@ -35,10 +35,9 @@ describe("ComfyUI behind its key-checking gate", () => {
 
   before(async () => {
     port = await freePort();
-    const cmd = comfyui.command({ port, model: "m", weights: "m", contextLength: 0, args: ["--llmgw-standin", "--step-ms=20"], env: {}, repoRoot: process.cwd() });
+    const cmd = comfyui.command({ host: "127.0.0.1", port, model: "m", weights: "m", contextLength: 0, args: ["--llmgw-standin", "--step-ms=20"], env: {}, repoRoot: process.cwd() });
     // As the agent spawns an engine: the key only in the environment, its own process group.
-    const args = cmd.args.map((a, i) => (cmd.args[i - 1] === "--host" ? "127.0.0.1" : a)); // loopback in tests
-    gate = spawn(cmd.command, args, { env: { ...process.env, [ENGINE_API_KEY_ENV]: KEY }, stdio: ["ignore", "inherit", "inherit"], detached: true });
+    gate = spawn(cmd.command, cmd.args, { env: { ...process.env, [ENGINE_API_KEY_ENV]: KEY }, stdio: ["ignore", "inherit", "inherit"], detached: true });
     base = `http://127.0.0.1:${port}`;
     for (let i = 0; i < 300; i++) {
       const ok = await fetch(`${base}/health`).then((r) => r.ok, () => false);

@@ -50,6 +50,8 @@ test("a llama-server replica is STARTING while /health says it loads, READY once
     portMax: port,
     repoRoot: process.cwd(),
     urlHost: "127.0.0.1",
+    engineHost: "127.0.0.1",
+    engineKey: (id) => `key-${id}`,
     engines: {
       "llama-server": {
         ...llamaServer,

@@ -17,9 +17,11 @@ import { ApiError, sendOpenAIError } from "../../gateway/client-api/errors.ts";
 import { DEFAULT_BANDS, type Band, type BandPolicy } from "../../gateway/router/admission.ts";
 import { proxy } from "../../gateway/router/proxy.ts";
 import { Registry } from "../../gateway/router/registry.ts";
+import { engineKey } from "../../common/engine-key.ts";
 import { startOutsideProvider } from "../helpers/outside-provider.ts";
 
 const MODEL = "router-sim";
+const CLUSTER_TOKEN = "router-test-cluster-token";
 
 interface Gateway {
   url: string;
@@ -33,7 +35,8 @@ async function start(
   opts: { bands?: Record<Band, BandPolicy>; slots?: number; dead?: string[]; providers?: object[]; adapter?: string } = {},
 ): Promise<Gateway> {
   const engines: SimHandle[] = [];
-  for (const s of sims) engines.push(await startSim({ port: 0, host: "127.0.0.1", model: MODEL, ...s }));
+  // Each keyed as the agent keys a replica: the router must send the key of the replica it picks.
+  for (const [i, s] of sims.entries()) engines.push(await startSim({ port: 0, host: "127.0.0.1", model: MODEL, apiKey: engineKey(CLUSTER_TOKEN, `r${i}`), ...s }));
   const urls = [...engines.map((e) => `http://127.0.0.1:${e.port}`), ...(opts.dead ?? [])];
   const rows = urls.map((url, i) => ({ id: `r${i}`, modelName: MODEL, version: { version: "1" }, nodeId: "n", url }));
   const db = {
@@ -41,7 +44,7 @@ async function start(
     model: { findMany: async () => [{ name: MODEL, providers: opts.providers ?? null }] },
     modelAdapter: { findMany: async () => (opts.adapter ? [{ name: opts.adapter, modelName: MODEL, createdAt: new Date() }] : []) },
   } as unknown as PrismaClient;
-  const registry = new Registry(db, { replicaSlots: opts.slots ?? 1, bands: opts.bands, scrapeEveryMs: 60_000 });
+  const registry = new Registry(db, { engineKey: (id) => engineKey(CLUSTER_TOKEN, id), replicaSlots: opts.slots ?? 1, bands: opts.bands, scrapeEveryMs: 60_000 });
   await registry.start();
   const app = express();
   app.use(express.json());

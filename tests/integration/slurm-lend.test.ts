@@ -7,6 +7,7 @@ import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startChild, stopChild, waitFor } from "../../common/children.ts";
+import { engineAuth } from "../../common/engine-key.ts";
 import { freePort, uniqueModel, type Platform } from "../helpers/platform.ts";
 import { HOST, JOB_NAME, nodeState, setDrain, sh, startSlurmPlatform, tmpDir, type SlurmOp } from "../helpers/slurm.ts";
 
@@ -78,11 +79,11 @@ describe("slurm lend", () => {
     // A replica busy with a slow request holds the lend in its drain step while the worker dies.
     const model = uniqueModel("lendkill");
     await serveOne(model, ["--arg=--tokens-per-second", "--arg=4"]);
-    const { data } = await p.admin<{ data: { name: string; replicas: { url: string }[] }[] }>("GET", "/models");
-    const url = data.find((m) => m.name === model)!.replicas[0]!.url;
-    const slow = fetch(`${url}/v1/chat/completions`, {
+    const { data } = await p.admin<{ data: { name: string; replicas: { id: string; url: string }[] }[] }>("GET", "/models");
+    const replica = data.find((m) => m.name === model)!.replicas[0]!;
+    const slow = fetch(`${replica.url}/v1/chat/completions`, {
       method: "POST",
-      headers: { "content-type": "application/json" },
+      headers: { "content-type": "application/json", ...engineAuth(p.env.LLMGW_CLUSTER_TOKEN!, replica.id) },
       body: JSON.stringify({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 40 }),
     }).then((r) => r.text());
 

@@ -11,6 +11,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { waitFor } from "../../common/children.ts";
+import { engineAuth } from "../../common/engine-key.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 interface Adapter {
@@ -87,7 +88,7 @@ describe("train publish", () => {
       assert.equal(lora.loads.length, 1, `${x.id} loaded it once`);
       assert.equal(lora.loads[0]!.name, adapter);
       intervals.push(lora.loads[0]!);
-      const models = (await (await fetch(`${x.url}/v1/models`)).json()) as { data: { id: string; parent: string | null }[] };
+      const models = (await (await fetch(`${x.url}/v1/models`, { headers: engineAuth(p.env.LLMGW_CLUSTER_TOKEN!, x.id) })).json()) as { data: { id: string; parent: string | null }[] };
       assert.deepEqual(models.data.find((m) => m.id === adapter)?.parent, model, `${x.id} lists the adapter with its base as parent`);
     }
     intervals.sort((a, b) => a.startedAtMs - b.startedAtMs);

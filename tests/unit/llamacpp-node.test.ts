@@ -7,6 +7,7 @@ import { settingsFromArgs } from "../../agent/engines/llamacpp-node-server.ts";
 import { ENGINES as CATALOG_ENGINES } from "../../common/catalog.ts";
 
 const spec = (over: Partial<LaunchSpec> = {}): LaunchSpec => ({
+  host: "10.1.2.3",
   port: 18001,
   model: "tiny",
   weights: "/var/lib/llmgw/weights/tiny.gguf",
@@ -27,7 +28,7 @@ test("the command line loads the catalog's file under the served name, with metr
   assert.equal(c.command, process.execPath);
   assert.deepEqual(c.args, [
     "--import", "tsx", "/srv/llmgw/agent/engines/llamacpp-node-server.ts",
-    "--model", "/var/lib/llmgw/weights/tiny.gguf", "--host", "0.0.0.0", "--port", "18001", "--alias", "tiny",
+    "--model", "/var/lib/llmgw/weights/tiny.gguf", "--host", "10.1.2.3", "--port", "18001", "--alias", "tiny",
     "--ctx-size", "256", "--metrics", "--threads", "1",
   ]);
   assert.deepEqual(c.env, { LLAMA_API_KEY: "sk-engine" });
@@ -37,7 +38,7 @@ test("the command line loads the catalog's file under the served name, with metr
 test("the server reads the command line the adapter writes", () => {
   const c = ENGINES["node-llama-cpp"]!.command(spec());
   const s = settingsFromArgs(c.args.slice(3), { LLAMA_API_KEY: "k" });
-  assert.deepEqual(s, { model: "/var/lib/llmgw/weights/tiny.gguf", host: "0.0.0.0", port: 18001, alias: "tiny", ctxSize: 256, parallel: 1, threads: 1, metrics: true, apiKey: "k" });
+  assert.deepEqual(s, { model: "/var/lib/llmgw/weights/tiny.gguf", host: "10.1.2.3", port: 18001, alias: "tiny", ctxSize: 256, parallel: 1, threads: 1, metrics: true, apiKey: "k" });
   assert.throws(() => settingsFromArgs(["--port", "1", "--mmproj", "x"]), /mmproj/);
 });
 

@@ -21,7 +21,7 @@ function registryWith(replicas: ReturnType<typeof replica>[]): Registry {
       ],
     },
   } as unknown as PrismaClient;
-  return new Registry(db, { scrapeEveryMs: 60_000 });
+  return new Registry(db, { engineKey: (id) => `key-${id}`, scrapeEveryMs: 60_000 });
 }
 
 const refusal = (f: () => void): { param: string | null | undefined; status: number } => {

@@ -48,6 +48,7 @@ function table(rows: Row[]): Endpoint[] {
       breaker,
       group,
       weight: r.weight ?? 1,
+      engineAuth: "",
       outside: null,
     };
   });

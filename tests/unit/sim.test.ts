@@ -365,6 +365,11 @@ test("an API key is enforced on /v1/* when set", async () => {
   assert.equal((await fetch(base + "/metrics")).status, 200, "metrics need no key");
 });
 
+test("a key variable named but not set refuses to start rather than serve open", async () => {
+  delete process.env.SIM_UNSET_KEY;
+  await assert.rejects(sim({ apiKeyEnv: "SIM_UNSET_KEY" }), /SIM_UNSET_KEY, which is not set/);
+});
+
 test("metrics counters increase after requests", async () => {
   const { base } = await sim();
   const text = await (await fetch(base + "/metrics")).text();
@@ -405,18 +410,22 @@ test("close lets an in-flight stream finish", async () => {
 });
 
 test("the adapter builds the command and refuses unknown flags", () => {
-  const c = simCommand({ port: 18001, model: "sim-chat", args: ["--ttft-ms", "5"], repoRoot: "/repo" });
+  const c = simCommand({ host: "10.1.2.3", port: 18001, model: "sim-chat", args: ["--ttft-ms", "5"], repoRoot: "/repo" });
   assert.equal(c.command, process.execPath);
   assert.deepEqual(c.args, [
     "--import",
     "tsx",
     "/repo/agent/engines/sim-server.ts",
+    "--host",
+    "10.1.2.3",
     "--port",
     "18001",
     "--model",
     "sim-chat",
     "--ttft-ms",
     "5",
+    "--api-key-env",
+    "LLMGW_ENGINE_API_KEY",
   ]);
   assert.equal(validateSimArgs([]), null);
   assert.equal(
@@ -432,11 +441,11 @@ test("the adapter builds the command and refuses unknown flags", () => {
       "32",
       "--context-length",
       "8192",
-      "--api-key-env",
-      "SIM_KEY",
     ]),
     null,
   );
+  // The key's variable is the agent's to name: a catalog could otherwise point it at an empty one.
+  assert.match(validateSimArgs(["--api-key-env", "SIM_KEY"]) ?? "", /set by the agent/);
   assert.match(validateSimArgs(["--trust-remote-code"]) ?? "", /unknown flag --trust-remote-code/);
   assert.match(validateSimArgs(["--port", "1"]) ?? "", /set by the agent/);
   assert.match(validateSimArgs(["--model", "x"]) ?? "", /set by the agent/);
