@@ -1,6 +1,7 @@
-// The node agent end to end, in-process: a fake Control service records Register and Heartbeat;
-// real `sim` engine processes are started, made idempotently, adopted by a second agent after the
-// first one closes, stopped, and killed from outside.
+// The node agent end to end, in-process: a fake Control service (enrolling agents with a CA of the
+// test's own, tests/helpers/tls.ts) records Register and Heartbeat; real `sim` engine processes
+// are started, made idempotently, adopted by a second agent after the first one closes, stopped,
+// and killed from outside. Calls to the agent go over mutual TLS as the control plane's do.
 import { freePort } from "../helpers/platform.ts";
 import { test, after } from "node:test";
 import { spawnSync } from "node:child_process";
@@ -12,10 +13,14 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { agentProto, hasClusterToken, type ControlHandlers, type NodeInfo__Output, type ReplicaStatus__Output } from "../../common/proto.ts";
+import { agentProto, hasClusterToken, tokenMetadata, type ControlHandlers, type NodeInfo__Output, type ReplicaStatus__Output } from "../../common/proto.ts";
 import type { HeartbeatRequest__Output } from "../../common/generated/proto/llmgw/agent/v1/HeartbeatRequest.ts";
 import { startAgent, clusterToken, type RunningAgent } from "../../agent/server.ts";
 import { agentClient, type AgentApi } from "../../agent/client.ts";
+import { enrolmentHandlers, refuseUnlessNode } from "../../gateway/control-grpc/enrolment.ts";
+import { channelCredentials, dial, serverCredentials, TLS_CHANNEL_OPTIONS, type GrpcTls } from "../../common/tls/credentials.ts";
+import { CONTROL_IDENTITY, nodeIdentity } from "../../common/tls/identity.ts";
+import { testCa, tlsOf } from "../helpers/tls.ts";
 import { engineAuth } from "../../common/engine-key.ts";
 
 const TOKEN = "test-cluster-token-" + Math.random().toString(36).slice(2);
@@ -23,6 +28,9 @@ const NODE = "node-agent-test";
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-agent-test-"));
 const nodeDir = path.join(dataDir, "agent", NODE);
 const portBase = 20000 + Math.floor(Math.random() * 400) * 100;
+const ca = await testCa();
+/** What the control plane's activities call agents with: a spiffe://llmgw/control certificate. */
+const controlTls = await ca.tls();
 process.env.LLMGW_NVIDIA_SMI = path.join(dataDir, "no-nvidia-smi"); // no GPUs, even on a GPU machine
 
 const agents: RunningAgent[] = [];
@@ -123,6 +131,11 @@ async function startControl(port: number): Promise<void> {
         rejected++;
         return cb({ code: grpc.status.UNAUTHENTICATED, details: "bad token" });
       }
+      const refused = refuseUnlessNode(ca.issuing, call, call.request.node?.nodeId);
+      if (refused) {
+        rejected++;
+        return cb(refused);
+      }
       if (call.request.node) registers.push(call.request.node);
       cb(null, { heartbeatIntervalMs: 200 });
     },
@@ -131,13 +144,19 @@ async function startControl(port: number): Promise<void> {
         rejected++;
         return cb({ code: grpc.status.UNAUTHENTICATED, details: "bad token" });
       }
+      const refused = refuseUnlessNode(ca.issuing, call, call.request.node?.nodeId);
+      if (refused) {
+        rejected++;
+        return cb(refused);
+      }
       heartbeats.push(call.request);
       cb(null, {});
     },
+    ...enrolmentHandlers({ tls: ca.issuing, token: TOKEN }),
   };
   server.addService(agentProto().Control.service, handlers);
   await new Promise<number>((resolve, reject) =>
-    server.bindAsync(`127.0.0.1:${port}`, grpc.ServerCredentials.createInsecure(), (err, p) => (err ? reject(err) : resolve(p))),
+    server.bindAsync(`127.0.0.1:${port}`, serverCredentials(controlTls, false), (err, p) => (err ? reject(err) : resolve(p))),
   );
   control = server;
 }
@@ -168,12 +187,16 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
   assert.ok(agent1.port > 0);
   await new Promise((r) => setTimeout(r, 300));
   await startControl(controlPort);
+  // It enrols with the cluster token (it had no certificate), then registers.
+  await waitFor("the agent to enrol and register", () => registers.length > 0);
+  assert.ok(fs.existsSync(path.join(nodeDir, "tls", "cert.pem")));
+  assert.equal(fs.statSync(path.join(nodeDir, "tls", "key.pem")).mode & 0o777, 0o600);
 
-  const a1 = agentClient(`127.0.0.1:${agent1.port}`, TOKEN);
+  const a1 = agentClient(`127.0.0.1:${agent1.port}`, TOKEN, controlTls);
   clients.push(a1);
 
   await t.test("a call without the cluster token is UNAUTHENTICATED", async () => {
-    const wrong = agentClient(`127.0.0.1:${agent1.port}`, "not-the-token");
+    const wrong = agentClient(`127.0.0.1:${agent1.port}`, "not-the-token", controlTls);
     clients.push(wrong);
     await assert.rejects(wrong.describe(), (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED);
     await assert.rejects(wrong.listReplicas(), (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED);
@@ -183,12 +206,45 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
     );
     await assert.rejects(wrong.fetch({ source: "/etc/hostname" }), (e) => grpcCode(e) === grpc.status.UNAUTHENTICATED);
     // No metadata at all.
-    const raw = new (agentProto().Agent)(`127.0.0.1:${agent1.port}`, grpc.credentials.createInsecure());
+    const raw = dial(agentProto().Agent, `127.0.0.1:${agent1.port}`, controlTls, "node");
     const code = await new Promise<number | undefined>((resolve) =>
       raw.Describe({}, { deadline: Date.now() + 5000 }, (err) => resolve(err?.code)),
     );
     raw.close();
     assert.equal(code, grpc.status.UNAUTHENTICATED);
+  });
+
+  await t.test("over TLS the agent takes only the control plane: no certificate, a node's, another CA's, plaintext are refused", async () => {
+    const attempt = async (creds: GrpcTls | null | grpc.ChannelCredentials): Promise<number | undefined> => {
+      const c = new (agentProto().Agent)(`127.0.0.1:${agent1.port}`, creds instanceof grpc.ChannelCredentials ? creds : channelCredentials(creds, "node"), TLS_CHANNEL_OPTIONS);
+      try {
+        return await new Promise((resolve) => c.Describe({}, tokenMetadata(TOKEN), { deadline: Date.now() + 3000 }, (err) => resolve(err ? err.code : grpc.status.OK)));
+      } finally {
+        c.close();
+      }
+    };
+    // The handshake itself refuses a client with no certificate, one from another CA, or none of TLS.
+    const noCertificate = grpc.experimental.createCertificateProviderChannelCredentials(ca.trustOnly().provider, null, { checkServerIdentity: () => undefined });
+    assert.equal(await attempt(noCertificate), grpc.status.UNAVAILABLE);
+    const other = await testCa();
+    assert.equal(await attempt(tlsOf(ca.caPem, await other.issue(CONTROL_IDENTITY))), grpc.status.UNAVAILABLE);
+    assert.equal(await attempt(null), grpc.status.UNAVAILABLE);
+    // A node's certificate from the cluster CA passes the handshake and is refused by identity.
+    assert.equal(await attempt(await ca.tls(nodeIdentity("another-node"))), grpc.status.PERMISSION_DENIED);
+    assert.equal(await attempt(controlTls), grpc.status.OK);
+  });
+
+  await t.test("the control plane's client refuses an agent whose certificate is not a node's, or not from the cluster CA", async () => {
+    const other = await testCa();
+    for (const serverTls of [await ca.tls(CONTROL_IDENTITY), await other.tls(nodeIdentity(NODE))]) {
+      const server = new grpc.Server();
+      server.addService(agentProto().Agent.service, { Describe: (_call: unknown, cb: grpc.sendUnaryData<object>) => cb(null, {}) });
+      const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", serverCredentials(serverTls, false), (err, p) => (err ? reject(err) : resolve(p))));
+      const c = agentClient(`127.0.0.1:${port}`, TOKEN, controlTls, { timeoutMs: 3000 });
+      await assert.rejects(c.describe(), (e) => grpcCode(e) === grpc.status.UNAVAILABLE);
+      c.close();
+      server.forceShutdown();
+    }
   });
 
   await t.test("Describe reports the node: cores, memory, disk, no GPUs, labels, address", async () => {
@@ -322,7 +378,7 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
 
     const agent2 = await startAgent({ ...base, stopEnginesOnExit: true });
     agents.push(agent2);
-    a2 = agentClient(`127.0.0.1:${agent2.port}`, TOKEN);
+    a2 = agentClient(`127.0.0.1:${agent2.port}`, TOKEN, controlTls);
     clients.push(a2);
     const list = (await a2.listReplicas()).replicas.sort((x, y) => x.replicaId.localeCompare(y.replicaId));
     assert.deepEqual(
@@ -461,6 +517,7 @@ const H100_0 = "GPU-4a3e5c1d-8f2b-4a7e-9c61-2d0f3b8e7a15";
 async function soloAgent(t: { after: (fn: () => Promise<void>) => void }, extra: Partial<Parameters<typeof startAgent>[0]> = {}) {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-agent-solo-"));
   fs.chmodSync(dir, 0o711); // an engine user passes through to its own directory
+  await ca.keepFor(dir, NODE); // no control plane to enrol with
   const agent = await startAgent({
     dataDir: dir,
     nodeId: NODE,
@@ -476,7 +533,7 @@ async function soloAgent(t: { after: (fn: () => Promise<void>) => void }, extra:
     labels: {},
     ...extra,
   });
-  const client = agentClient(`127.0.0.1:${agent.port}`, TOKEN);
+  const client = agentClient(`127.0.0.1:${agent.port}`, TOKEN, controlTls);
   t.after(async () => {
     client.close();
     await agent.close();

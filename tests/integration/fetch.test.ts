@@ -12,6 +12,7 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { startAgent, type RunningAgent } from "../../agent/server.ts";
 import { agentClient, type AgentApi, type FetchProgress__Output } from "../../agent/client.ts";
+import { testCa } from "../helpers/tls.ts";
 
 const TOKEN = "fetch-test-token";
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-fetch-test-"));
@@ -76,8 +77,11 @@ let client: AgentApi;
 before(async () => {
   await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  // Certificates from a CA of the test's own: the agent's kept where it looks, the caller's control-plane one.
+  const ca = await testCa();
+  await ca.keepFor(dataDir, "fetch-test");
   agent = await startAgent({ dataDir, nodeId: "fetch-test", host: "127.0.0.1", port: 0, controlAddress: null, clusterToken: TOKEN });
-  client = agentClient(agent.address, TOKEN, { timeoutMs: 30_000 });
+  client = agentClient(agent.address, TOKEN, await ca.tls(), { timeoutMs: 30_000 });
 });
 
 after(async () => {
