@@ -35,6 +35,7 @@ import { trainHandlers } from "./train/handlers.ts";
 import { TrainerError, Trainers } from "./train/trainers.ts";
 import { adapterHandlers } from "./adapters/handlers.ts";
 import { engineAuth, engineKey } from "../common/engine-key.ts";
+import { clusterNetworksSchema, keepFirewall, nodePorts } from "./firewall.ts";
 import { AdapterError, AdapterStore } from "./adapters/store.ts";
 
 const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
@@ -74,6 +75,12 @@ export interface AgentOptions {
   insecureGrpc: boolean;
   /** The operator's CA and certificate files (LLMGW_TLS_*), instead of enrolling. */
   tlsFiles: TlsFiles;
+  /** LLMGW_FIREWALL: "nftables" keeps this node's ports to the cluster's networks (agent/firewall.ts). */
+  firewall: "off" | "nftables";
+  /** LLMGW_CLUSTER_NETWORKS: a comma list of CIDRs; required with the firewall. */
+  clusterNetworks: string | undefined;
+  /** Slurm's ports, kept to the cluster too on a Slurm node. */
+  slurmPorts: number[];
 }
 
 export interface RunningAgent {
@@ -109,6 +116,9 @@ function defaults(): AgentOptions {
     engineHost: c.LLMGW_ENGINE_HOST,
     insecureGrpc: c.LLMGW_INSECURE_GRPC === "1",
     tlsFiles: tlsFilesFrom(c),
+    firewall: c.LLMGW_FIREWALL,
+    clusterNetworks: c.LLMGW_CLUSTER_NETWORKS,
+    slurmPorts: c.LLMGW_SLURM_PORTS,
   };
 }
 
@@ -201,6 +211,22 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       log.error("agent metrics not served", { port: o.metricsPort, error: err.message });
       return null;
     });
+  }
+
+  let stopFirewall: (() => void) | null = null;
+  if (o.firewall === "nftables") {
+    const networks = clusterNetworksSchema.safeParse(o.clusterNetworks ?? "");
+    const ports = nodePorts({ enginePortMin: o.enginePortMin, enginePortMax: o.enginePortMax, agentPort: port, metricsPort: metricsServer?.port ?? null, slurmPorts: o.slurm ? o.slurmPorts : [] });
+    try {
+      if (!networks.success) throw new Error(`LLMGW_CLUSTER_NETWORKS: ${networks.error.issues[0]?.message} (needed with LLMGW_FIREWALL=nftables)`);
+      // A firewall asked for and not in place must not leave the node open: no start without it.
+      stopFirewall = await keepFirewall({ ports, networks: networks.data }, (msg, fields) => log.warn(msg, fields));
+    } catch (err) {
+      server.forceShutdown();
+      await metricsServer?.close();
+      throw new Error(`the firewall could not be set up: ${(err as Error).message}`);
+    }
+    log.info("firewall in place", { table: "inet llmgw", ports: ports.map(([a, b]) => (a === b ? a : `${a}-${b}`)), networks: networks.data });
   }
 
   const slurm = o.slurm ? new SlurmNode(o.nodeId) : null;
@@ -329,6 +355,8 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       closing ??= (async () => {
         control?.close();
         tls?.close();
+        // The table stays: the engines go on running after the agent, and so does their protection.
+        stopFirewall?.();
         memoryRead.stop();
         await metricsServer?.close();
         await new Promise<void>((resolve) => {

@@ -41,6 +41,16 @@ const schema = z.object({
   /** The interface engines listen on; unset: the host of the agent's advertised address. 0.0.0.0 only when asked. */
   LLMGW_ENGINE_HOST: z.string().min(1).optional(),
   LLMGW_ENGINE_PORT_MIN: port.default(18000),
+  /** "nftables": the agent keeps a table of its own so only LLMGW_CLUSTER_NETWORKS reach its ports (agent/firewall.ts). */
+  LLMGW_FIREWALL: z.enum(["off", "nftables"]).default("off"),
+  /** The cluster's networks, a comma list of CIDRs: who the firewall lets reach engines, the agent and Slurm. */
+  LLMGW_CLUSTER_NETWORKS: z.string().optional(),
+  /** Slurm's ports on a node the firewall keeps to the cluster (slurmctld, slurmd). */
+  LLMGW_SLURM_PORTS: z
+    .string()
+    .default("6817,6818")
+    .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean).map(Number))
+    .refine((ps) => ps.every((p) => Number.isInteger(p) && p >= 1 && p <= 65535), "a comma list of ports"),
   LLMGW_ENGINE_PORT_MAX: port.default(18999),
   LLMGW_HEARTBEAT_MS: z.coerce.number().int().positive().default(2000),
   /** A node unheard from this long is lost: its replicas are placed elsewhere. */

@@ -4,6 +4,7 @@ import { agentPort } from "./agent-port.ts";
 import { clock } from "./clock.ts";
 import { control } from "./control.ts";
 import { disk } from "./disk.ts";
+import { exposure } from "./exposure.ts";
 import { type Check, type Finding, type Role } from "./finding.ts";
 import { gpus } from "./gpus.ts";
 import { postgres } from "./postgres.ts";
@@ -11,11 +12,11 @@ import { redis } from "./redis.ts";
 import { temporal } from "./temporal.ts";
 import { webhooks } from "./webhooks.ts";
 
-export const CHECKS: readonly Check[] = [temporal, postgres, redis, webhooks, control, agentPort, gpus, disk, clock];
+export const CHECKS: readonly Check[] = [temporal, postgres, redis, webhooks, control, agentPort, exposure, gpus, disk, clock];
 
 const USAGE = `usage: llmgw doctor [--role node|control|all] [--timeout-ms N] [--json]
   control: Temporal, PostgreSQL, Redis, the notifications' webhooks file, disk, clock
-  node:    the control service, the agent's port, GPUs and driver, disk, clock`;
+  node:    the control service, the agent's port, who can reach the agent's and engines' ports, GPUs and driver, disk, clock`;
 
 export async function runChecks(roles: readonly Role[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 3000): Promise<Finding[]> {
   const chosen = CHECKS.filter((c) => c.roles.some((r) => roles.includes(r)));

@@ -127,9 +127,11 @@ describe("llmgw doctor", () => {
 
     const json = JSON.parse((await doctor(["--role", "node", "--json"], nodeEnv)).stdout) as Report;
     const f = byName(json);
-    assert.deepEqual(Object.keys(f).sort(), ["agent-port", "clock", "control", "disk", "gpus"]);
+    assert.deepEqual(Object.keys(f).sort(), ["agent-port", "clock", "control", "disk", "exposure", "gpus"]);
     assert.equal(f.control!.status, "ok");
     assert.equal(f["agent-port"]!.status, "ok");
+    // The stand-in agent listens on loopback: reachable from this host only.
+    assert.match(f.exposure!.detail, new RegExp(`agent gRPC ${listening} on 127\\.0\\.0\\.1: this host only`));
     assert.equal(f.gpus!.status, "ok");
     assert.match(f.gpus!.detail, /^2 GPU\(s\): NVIDIA H100 80GB HBM3; driver 550\.54\.15$/);
 
