@@ -9,7 +9,27 @@ import { open, seal } from "./seal.ts";
 
 const ROW = 1;
 
-export async function clusterCa(db: PrismaClient, token: string): Promise<KeyAndCert> {
+/** Prisma's "table does not exist": the store is not migrated yet. */
+const notMigrated = (err: unknown) => (err as { code?: string }).code === "P2021";
+
+/**
+ * The cluster CA, made when there is none. A worker may start before the gateway has applied the
+ * migrations (they start together in deploy/docker-compose.yml): it waits for them, up to `waitMs`.
+ */
+export async function clusterCa(db: PrismaClient, token: string, waitMs = 120_000): Promise<KeyAndCert> {
+  const until = Date.now() + waitMs;
+  for (;;) {
+    try {
+      return await readOrMake(db, token);
+    } catch (err) {
+      if (!notMigrated(err) || Date.now() > until) throw err;
+      log.warn("the store has no cluster_ca table yet: waiting for its migrations (llmgw migrate, or a gateway's start)");
+      await new Promise((r) => setTimeout(r, 2000));
+    }
+  }
+}
+
+async function readOrMake(db: PrismaClient, token: string): Promise<KeyAndCert> {
   for (let attempt = 0; attempt < 5; attempt++) {
     const row = await db.clusterCa.findUnique({ where: { id: ROW } });
     if (!row) {
