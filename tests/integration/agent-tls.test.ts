@@ -1,7 +1,8 @@
 // The agent protocol's mutual TLS against the real Control service and the cluster CA in the store
-// (a scratch database): enrolment by token discovery, who may Register and Heartbeat, Renew, an
-// agent renewing its certificate before it expires and working on past the first one's expiry,
-// an agent enrolling again when the CA changed, and the CA made once and remade for a new token.
+// (a scratch database): enrolment by token discovery, who may Register and Heartbeat, Renew, who
+// may call an agent and whom the control plane takes for one, an agent renewing its certificate
+// before it expires and working on past the first one's expiry, an agent enrolling again when the
+// CA changed, and the CA made once and remade for a new token.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -19,9 +20,9 @@ import { agentProto, deadline, tokenMetadata, type ControlClient } from "../../c
 import { clusterCa } from "../../common/tls/ca-store.ts";
 import { describeCert, newCsr } from "../../common/tls/certs.ts";
 import { controlPlaneTls, type ControlPlaneTls } from "../../common/tls/control-plane.ts";
-import { TLS_CHANNEL_OPTIONS, type GrpcTls } from "../../common/tls/credentials.ts";
+import { channelCredentials, serverCredentials, TLS_CHANNEL_OPTIONS, type GrpcTls } from "../../common/tls/credentials.ts";
 import { caMacChecks } from "../../common/tls/discovery.ts";
-import { expectPeer, isControl, nodeIdentity } from "../../common/tls/identity.ts";
+import { CONTROL_IDENTITY, expectPeer, isControl, nodeIdentity } from "../../common/tls/identity.ts";
 import { startControlServer } from "../../gateway/control-grpc/server.ts";
 import { testCa, tlsOf } from "../helpers/tls.ts";
 import { freePort } from "../helpers/platform.ts";
@@ -159,6 +160,46 @@ async function agentFor(nodeId: string, address: string): Promise<RunningAgent> 
   closers.push(() => agent.close());
   return agent;
 }
+
+test("an agent takes calls only from the control plane's certificate; the control plane's client takes only an agent's", { timeout: 60_000 }, async () => {
+  const tls = await controlPlaneTls({ db, token: TOKEN, lifetimeMs: 3600_000, files: {} });
+  closers.push(() => tls.close());
+  const { port } = await control(tls);
+  const agent = await agentFor("node-callers", `127.0.0.1:${port}`);
+  await waitFor("the agent to register", async () => (await lastSeen("node-callers")) > 0);
+  const caPem = tls.caPem();
+
+  const attempt = async (creds: grpc.ChannelCredentials | GrpcTls | null): Promise<number> => {
+    const c = new (agentProto().Agent)(agent.address, creds instanceof grpc.ChannelCredentials ? creds : channelCredentials(creds, "node"), TLS_CHANNEL_OPTIONS);
+    try {
+      return await new Promise((resolve) => c.Describe({}, tokenMetadata(TOKEN), deadline(3000), (err) => resolve(err ? err.code : grpc.status.OK)));
+    } finally {
+      c.close();
+    }
+  };
+  // The handshake itself refuses a client with no certificate, one from another CA, or no TLS.
+  const trustOnly = tlsOf(caPem, null);
+  assert.equal(await attempt(grpc.experimental.createCertificateProviderChannelCredentials(trustOnly.provider, null, { checkServerIdentity: () => undefined })), grpc.status.UNAVAILABLE);
+  const elsewhere = await testCa();
+  assert.equal(await attempt(tlsOf(caPem, await elsewhere.issue(CONTROL_IDENTITY))), grpc.status.UNAVAILABLE);
+  assert.equal(await attempt(null), grpc.status.UNAVAILABLE);
+  // Another node's certificate from the cluster CA passes the handshake and is refused by identity.
+  const other = await newCsr(nodeIdentity("node-other"));
+  const otherCert = (await controlClient(`127.0.0.1:${port}`, credsOf(trustOnly, false)).join("node-other", other.csrPem)) as CertificateResponse__Output;
+  assert.equal(await attempt(tlsOf(caPem, { certPem: otherCert.certPem, keyPem: other.keyPem })), grpc.status.PERMISSION_DENIED);
+  assert.equal(await attempt(tls), grpc.status.OK);
+
+  // The other way: a server that is not a node of this cluster (the control identity; another CA's node) is refused.
+  for (const serverTls of [tls, await elsewhere.tls(nodeIdentity("node-callers"))]) {
+    const server = new grpc.Server();
+    server.addService(agentProto().Agent.service, { Describe: (_call: unknown, cb: grpc.sendUnaryData<object>) => cb(null, {}) });
+    const p = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", serverCredentials(serverTls, false), (err, n) => (err ? reject(err) : resolve(n))));
+    const c = agentClient(`127.0.0.1:${p}`, TOKEN, tls, { timeoutMs: 3000 });
+    await assert.rejects(c.describe(), (e) => (e as grpc.ServiceError).code === grpc.status.UNAVAILABLE);
+    c.close();
+    server.forceShutdown();
+  }
+});
 
 const lastSeen = async (nodeId: string) => (await db.node.findUnique({ where: { id: nodeId } }))?.lastSeen.getTime() ?? 0;
 

@@ -1,7 +1,8 @@
 // The node agent end to end, in-process: a fake Control service (enrolling agents with a CA of the
 // test's own, tests/helpers/tls.ts) records Register and Heartbeat; real `sim` engine processes
 // are started, made idempotently, adopted by a second agent after the first one closes, stopped,
-// and killed from outside. Calls to the agent go over mutual TLS as the control plane's do.
+// and killed from outside. Calls to the agent go over mutual TLS as the control plane's do (who
+// else is refused: tests/integration/agent-tls.test.ts).
 import { freePort } from "../helpers/platform.ts";
 import { test, after } from "node:test";
 import { spawnSync } from "node:child_process";
@@ -13,14 +14,13 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
-import { agentProto, hasClusterToken, tokenMetadata, type ControlHandlers, type NodeInfo__Output, type ReplicaStatus__Output } from "../../common/proto.ts";
+import { agentProto, hasClusterToken, type ControlHandlers, type NodeInfo__Output, type ReplicaStatus__Output } from "../../common/proto.ts";
 import type { HeartbeatRequest__Output } from "../../common/generated/proto/llmgw/agent/v1/HeartbeatRequest.ts";
 import { startAgent, clusterToken, type RunningAgent } from "../../agent/server.ts";
 import { agentClient, type AgentApi } from "../../agent/client.ts";
 import { enrolmentHandlers, refuseUnlessNode } from "../../gateway/control-grpc/enrolment.ts";
-import { channelCredentials, dial, serverCredentials, TLS_CHANNEL_OPTIONS, type GrpcTls } from "../../common/tls/credentials.ts";
-import { CONTROL_IDENTITY, nodeIdentity } from "../../common/tls/identity.ts";
-import { testCa, tlsOf } from "../helpers/tls.ts";
+import { dial, serverCredentials } from "../../common/tls/credentials.ts";
+import { testCa } from "../helpers/tls.ts";
 import { engineAuth } from "../../common/engine-key.ts";
 
 const TOKEN = "test-cluster-token-" + Math.random().toString(36).slice(2);
@@ -212,39 +212,6 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
     );
     raw.close();
     assert.equal(code, grpc.status.UNAUTHENTICATED);
-  });
-
-  await t.test("over TLS the agent takes only the control plane: no certificate, a node's, another CA's, plaintext are refused", async () => {
-    const attempt = async (creds: GrpcTls | null | grpc.ChannelCredentials): Promise<number | undefined> => {
-      const c = new (agentProto().Agent)(`127.0.0.1:${agent1.port}`, creds instanceof grpc.ChannelCredentials ? creds : channelCredentials(creds, "node"), TLS_CHANNEL_OPTIONS);
-      try {
-        return await new Promise((resolve) => c.Describe({}, tokenMetadata(TOKEN), { deadline: Date.now() + 3000 }, (err) => resolve(err ? err.code : grpc.status.OK)));
-      } finally {
-        c.close();
-      }
-    };
-    // The handshake itself refuses a client with no certificate, one from another CA, or none of TLS.
-    const noCertificate = grpc.experimental.createCertificateProviderChannelCredentials(ca.trustOnly().provider, null, { checkServerIdentity: () => undefined });
-    assert.equal(await attempt(noCertificate), grpc.status.UNAVAILABLE);
-    const other = await testCa();
-    assert.equal(await attempt(tlsOf(ca.caPem, await other.issue(CONTROL_IDENTITY))), grpc.status.UNAVAILABLE);
-    assert.equal(await attempt(null), grpc.status.UNAVAILABLE);
-    // A node's certificate from the cluster CA passes the handshake and is refused by identity.
-    assert.equal(await attempt(await ca.tls(nodeIdentity("another-node"))), grpc.status.PERMISSION_DENIED);
-    assert.equal(await attempt(controlTls), grpc.status.OK);
-  });
-
-  await t.test("the control plane's client refuses an agent whose certificate is not a node's, or not from the cluster CA", async () => {
-    const other = await testCa();
-    for (const serverTls of [await ca.tls(CONTROL_IDENTITY), await other.tls(nodeIdentity(NODE))]) {
-      const server = new grpc.Server();
-      server.addService(agentProto().Agent.service, { Describe: (_call: unknown, cb: grpc.sendUnaryData<object>) => cb(null, {}) });
-      const port = await new Promise<number>((resolve, reject) => server.bindAsync("127.0.0.1:0", serverCredentials(serverTls, false), (err, p) => (err ? reject(err) : resolve(p))));
-      const c = agentClient(`127.0.0.1:${port}`, TOKEN, controlTls, { timeoutMs: 3000 });
-      await assert.rejects(c.describe(), (e) => grpcCode(e) === grpc.status.UNAVAILABLE);
-      c.close();
-      server.forceShutdown();
-    }
   });
 
   await t.test("Describe reports the node: cores, memory, disk, no GPUs, labels, address", async () => {
