@@ -30,6 +30,9 @@ export interface ControlPlaneTlsOptions {
 
 export async function controlPlaneTls(o: ControlPlaneTlsOptions): Promise<ControlPlaneTls> {
   checkTlsFiles(o.files);
+  if (o.files.caFile && !o.files.caKeyFile && !o.files.certFile) {
+    throw new Error("LLMGW_TLS_CA_FILE on a gateway or worker needs LLMGW_TLS_CA_KEY_FILE (llmgw issues from your CA) or LLMGW_TLS_CERT_FILE and LLMGW_TLS_KEY_FILE (your certificate)");
+  }
   const provider = new MemoryCertificateProvider();
   let ca: KeyAndCert | null = null;
   if (o.files.caFile && o.files.caKeyFile) ca = { certPem: readPem(o.files.caFile, "LLMGW_TLS_CA_FILE"), keyPem: readPem(o.files.caKeyFile, "LLMGW_TLS_CA_KEY_FILE") };
