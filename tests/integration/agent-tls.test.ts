@@ -2,7 +2,8 @@
 // (a scratch database): enrolment by token discovery, who may Register and Heartbeat, Renew, who
 // may call an agent and whom the control plane takes for one, an agent renewing its certificate
 // before it expires and working on past the first one's expiry, an agent enrolling again when the
-// CA changed, and the CA made once and remade for a new token.
+// CA changed, an operator's CA and certificate files, and the CA made once and remade for a new
+// token.
 import { after, before, test } from "node:test";
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
@@ -18,7 +19,7 @@ import { closePrisma, prisma, type PrismaClient } from "../../common/db.ts";
 import { ensureDatabase, migrate } from "../../common/migrate.ts";
 import { agentProto, deadline, tokenMetadata, type ControlClient } from "../../common/proto.ts";
 import { clusterCa } from "../../common/tls/ca-store.ts";
-import { describeCert, newCsr } from "../../common/tls/certs.ts";
+import { createCa, describeCert, issueLocal, newCsr, signer } from "../../common/tls/certs.ts";
 import { controlPlaneTls, type ControlPlaneTls } from "../../common/tls/control-plane.ts";
 import { channelCredentials, serverCredentials, TLS_CHANNEL_OPTIONS, type GrpcTls } from "../../common/tls/credentials.ts";
 import { caMacChecks } from "../../common/tls/discovery.ts";
@@ -142,7 +143,7 @@ test("Control: the CA by token discovery, Join with the token, Register and Hear
 });
 
 /** An agent on its own data directory, enrolling with the Control service at `address`. */
-async function agentFor(nodeId: string, address: string): Promise<RunningAgent> {
+async function agentFor(nodeId: string, address: string, extra: Partial<Parameters<typeof startAgent>[0]> = {}): Promise<RunningAgent> {
   const agent = await startAgent({
     dataDir: path.join(dataDir, nodeId),
     nodeId,
@@ -156,6 +157,7 @@ async function agentFor(nodeId: string, address: string): Promise<RunningAgent> 
     enginePortMax: portBase + 99,
     stopEnginesOnExit: true,
     labels: {},
+    ...extra,
   });
   closers.push(() => agent.close());
   return agent;
@@ -255,6 +257,50 @@ test("an agent whose control plane's CA changed enrols again by itself", { timeo
   const at = Date.now();
   await waitFor("heartbeats under the new CA", async () => (await lastSeen("node-recheck")) > at, 60_000);
   assert.equal(fs.readFileSync(caFile, "utf8"), tls2.caPem());
+});
+
+test("an operator's CA and certificates, as files: issued from, served as they are, pinned; checked at start", { timeout: 60_000 }, async () => {
+  const dir = fs.mkdtempSync(path.join(dataDir, "operator-"));
+  const file = (name: string, text: string) => {
+    fs.writeFileSync(path.join(dir, name), text, { mode: 0o600 });
+    return path.join(dir, name);
+  };
+  const op = await createCa();
+  const s = await signer(op);
+  const caFile = file("ca.pem", op.certPem);
+  const caKeyFile = file("ca-key.pem", op.keyPem);
+
+  // A control plane issuing from the operator's CA.
+  const tls = await controlPlaneTls({ db, token: TOKEN, lifetimeMs: 3600_000, files: { caFile, caKeyFile } });
+  closers.push(() => tls.close());
+  assert.equal(tls.caPem(), op.certPem);
+  const { port } = await control(tls);
+  const address = `127.0.0.1:${port}`;
+
+  // An agent given its own certificate files registers without enrolling.
+  const node = await issueLocal(s, nodeIdentity("node-files"), 3600_000);
+  const nodeFiles = { caFile, certFile: file("node.pem", node.certPem), keyFile: file("node-key.pem", node.keyPem) };
+  await agentFor("node-files", address, { tlsFiles: nodeFiles });
+  await waitFor("the agent with files to register", async () => (await lastSeen("node-files")) > 0);
+  assert.equal(fs.existsSync(path.join(dataDir, "node-files", "agent", "node-files", "tls")), false);
+  // One given only the CA file trusts it without discovery, and enrols with the token.
+  await agentFor("node-pinned", address, { tlsFiles: { caFile } });
+  await waitFor("the pinned agent to register", async () => (await lastSeen("node-pinned")) > 0);
+  assert.equal(fs.readFileSync(path.join(dataDir, "node-pinned", "agent", "node-pinned", "tls", "ca.pem"), "utf8"), op.certPem);
+  // Files that do not fit are refused at start, naming the setting.
+  await assert.rejects(agentFor("node-wrong", address, { tlsFiles: nodeFiles }), /LLMGW_TLS_CERT_FILE .* is not node "node-wrong"'s certificate/);
+  await assert.rejects(agentFor("node-files", address, { dataDir: path.join(dataDir, "node-badkey"), tlsFiles: { ...nodeFiles, keyFile: caKeyFile } }), /LLMGW_TLS_KEY_FILE .* is not the key/);
+  await assert.rejects(controlPlaneTls({ db, token: TOKEN, lifetimeMs: 3600_000, files: { caFile } }), /needs LLMGW_TLS_CA_KEY_FILE/);
+
+  // A control plane serving the operator's own certificate, without the CA key, enrols nobody.
+  const mine = await issueLocal(s, CONTROL_IDENTITY, 3600_000);
+  const served = await controlPlaneTls({ db, token: TOKEN, lifetimeMs: 3600_000, files: { caFile, certFile: file("control.pem", mine.certPem), keyFile: file("control-key.pem", mine.keyPem) } });
+  closers.push(() => served.close());
+  const other = await control(served);
+  const trusting = controlClient(`127.0.0.1:${other.port}`, credsOf(tlsOf(op.certPem, null), false));
+  assert.equal(await trusting.join("node-z", (await newCsr(nodeIdentity("node-z"))).csrPem), grpc.status.FAILED_PRECONDITION);
+  const asNode = controlClient(`127.0.0.1:${other.port}`, credsOf(tlsOf(op.certPem, node)));
+  assert.deepEqual(await asNode.register("node-files"), { heartbeatIntervalMs: 300 });
 });
 
 test("the cluster CA is made once (two processes racing agree), its key sealed; a new token makes a new one", async () => {
