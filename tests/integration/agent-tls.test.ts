@@ -303,6 +303,21 @@ test("an operator's CA and certificates, as files: issued from, served as they a
   assert.deepEqual(await asNode.register("node-files"), { heartbeatIntervalMs: 300 });
 });
 
+test("LLMGW_INSECURE_GRPC=1: plaintext both ways, the cluster token alone", { timeout: 60_000 }, async () => {
+  const server = await startControlServer({ db, token: TOKEN, tls: null, host: "127.0.0.1", port: 0, heartbeatMs: 300 });
+  closers.push(() => server.close());
+  const agent = await agentFor("node-plain", `127.0.0.1:${server.port}`, { insecureGrpc: true });
+  await waitFor("the plaintext agent to register", async () => (await lastSeen("node-plain")) > 0);
+  assert.equal(fs.existsSync(path.join(dataDir, "node-plain", "agent", "node-plain", "tls")), false);
+  const plain = agentClient(agent.address, TOKEN, null);
+  const wrong = agentClient(agent.address, "not-the-token", null);
+  const overTls = agentClient(agent.address, TOKEN, await (await testCa()).tls(), { timeoutMs: 3000 });
+  closers.push(() => [plain, wrong, overTls].forEach((c) => c.close()));
+  assert.equal((await plain.describe()).nodeId, "node-plain");
+  await assert.rejects(wrong.describe(), (e) => (e as grpc.ServiceError).code === grpc.status.UNAUTHENTICATED);
+  await assert.rejects(overTls.describe(), (e) => (e as grpc.ServiceError).code === grpc.status.UNAVAILABLE);
+});
+
 test("the cluster CA is made once (two processes racing agree), its key sealed; a new token makes a new one", async () => {
   await db.clusterCa.deleteMany();
   const [a, b, c] = await Promise.all([clusterCa(db, TOKEN), clusterCa(db, TOKEN), clusterCa(db, TOKEN)]);
