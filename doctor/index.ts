@@ -10,13 +10,14 @@ import { gpus } from "./gpus.ts";
 import { postgres } from "./postgres.ts";
 import { redis } from "./redis.ts";
 import { temporal } from "./temporal.ts";
+import { tls } from "./tls.ts";
 import { webhooks } from "./webhooks.ts";
 
-export const CHECKS: readonly Check[] = [temporal, postgres, redis, webhooks, control, agentPort, exposure, gpus, disk, clock];
+export const CHECKS: readonly Check[] = [temporal, postgres, redis, webhooks, control, agentPort, exposure, tls, gpus, disk, clock];
 
 const USAGE = `usage: llmgw doctor [--role node|control|all] [--timeout-ms N] [--json]
-  control: Temporal, PostgreSQL, Redis, the notifications' webhooks file, disk, clock
-  node:    the control service, the agent's port, who can reach the agent's and engines' ports, GPUs and driver, disk, clock`;
+  control: Temporal, PostgreSQL, Redis, the notifications' webhooks file, the agent protocol's TLS, disk, clock
+  node:    the control service, the agent's port, who can reach the agent's and engines' ports, TLS, GPUs and driver, disk, clock`;
 
 export async function runChecks(roles: readonly Role[], env: NodeJS.ProcessEnv = process.env, timeoutMs = 3000): Promise<Finding[]> {
   const chosen = CHECKS.filter((c) => c.roles.some((r) => roles.includes(r)));

@@ -56,8 +56,10 @@ describe("llmgw doctor", () => {
     const r = await doctor(["--role", "control", "--json"], env);
     const report = JSON.parse(r.stdout) as Report;
     const f = byName(report);
-    assert.deepEqual(Object.keys(f).sort(), ["clock", "disk", "postgres", "redis", "temporal", "webhooks"]);
+    assert.deepEqual(Object.keys(f).sort(), ["clock", "disk", "postgres", "redis", "temporal", "tls", "webhooks"]);
     assert.equal(f.webhooks!.status, "skip", "no webhooks file set");
+    assert.equal(f.tls!.status, "ok", f.tls!.detail);
+    assert.match(f.tls!.detail, /mutual TLS under the cluster CA in PostgreSQL/);
     assert.equal(f.temporal!.status, "ok", f.temporal!.detail);
     assert.equal(f.postgres!.status, "ok", f.postgres!.detail);
     assert.match(f.postgres!.detail, /migrations applied/);
@@ -127,7 +129,7 @@ describe("llmgw doctor", () => {
 
     const json = JSON.parse((await doctor(["--role", "node", "--json"], nodeEnv)).stdout) as Report;
     const f = byName(json);
-    assert.deepEqual(Object.keys(f).sort(), ["agent-port", "clock", "control", "disk", "exposure", "gpus"]);
+    assert.deepEqual(Object.keys(f).sort(), ["agent-port", "clock", "control", "disk", "exposure", "gpus", "tls"]);
     assert.equal(f.control!.status, "ok");
     assert.equal(f["agent-port"]!.status, "ok");
     // The stand-in agent listens on loopback: reachable from this host only.
@@ -142,6 +144,19 @@ describe("llmgw doctor", () => {
     assert.match(text.stdout, /^WARN {2}agent-port +no agent listens/m);
     assert.match(text.stdout, /→ start the agent: llmgw agent/);
     assert.match(text.stdout, /^WARN {2}gpus +no GPU found/m);
+  });
+
+  it("the agent protocol's TLS: plaintext warned, certificate files that do not fit failed", async () => {
+    const run = async (extra: NodeJS.ProcessEnv) => byName(JSON.parse((await doctor(["--role", "node", "--json"], { ...env, ...extra })).stdout) as Report).tls!;
+    const plain = await run({ LLMGW_INSECURE_GRPC: "1" });
+    assert.equal(plain.status, "warn");
+    assert.match(plain.detail, /plaintext/);
+    const alone = await run({ LLMGW_TLS_CERT_FILE: path.join(dataDir, "cert.pem"), LLMGW_TLS_KEY_FILE: path.join(dataDir, "key.pem") });
+    assert.equal(alone.status, "fail");
+    assert.match(alone.detail, /needs LLMGW_TLS_CA_FILE/);
+    const missing = await run({ LLMGW_TLS_CA_FILE: path.join(dataDir, "no-ca.pem") });
+    assert.equal(missing.status, "fail");
+    assert.match(missing.detail, /LLMGW_TLS_CA_FILE .*no-ca\.pem: ENOENT/);
   });
 
   it("refuses an unknown role", async () => {
