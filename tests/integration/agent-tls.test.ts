@@ -231,6 +231,11 @@ test("certificates are renewed before they expire; calls and heartbeats work on 
   const client = agentClient(agent.address, TOKEN, tls, { timeoutMs: 5000 });
   closers.push(() => client.close());
   assert.equal((await client.describe()).nodeId, "node-renew");
+  // The renewed server certificate did not loosen the handshake: a client without one is still refused.
+  const noCertificate = grpc.experimental.createCertificateProviderChannelCredentials(tlsOf(tls.caPem(), null).provider, null, { checkServerIdentity: () => undefined });
+  const bare = new (agentProto().Agent)(agent.address, noCertificate, TLS_CHANNEL_OPTIONS);
+  closers.push(() => bare.close());
+  assert.equal(await new Promise((resolve) => bare.Describe({}, tokenMetadata(TOKEN), deadline(3000), (err) => resolve(err?.code))), grpc.status.UNAVAILABLE);
   await server.close();
   server = await control(tls, port);
   const restartedAt = Date.now();
