@@ -19,7 +19,8 @@ import { jsonBody } from "./json-body.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
 import { modelRoutes } from "./models.ts";
-import { serveClientOpenApi } from "./openapi.ts";
+import { methodGuard } from "./method-guard.ts";
+import { clientOperations, serveClientOpenApi } from "./openapi.ts";
 import { swaggerUi } from "./swagger-ui.ts";
 import { meshRoutes } from "./jobs-3d.ts";
 import { workflowRunRoutes } from "./workflow-runs.ts";
@@ -59,6 +60,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
     assignRequestId(req, res);
     next();
   });
+  // Before the key is checked: which methods a path takes is in the public document anyway.
+  app.use(methodGuard(clientOperations, (req, res, next) => next(new ApiError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${String(res.getHeader("allow"))}`, { code: "method_not_allowed" }))));
   app.get("/health", (_req, res) => void res.json({ ok: true }));
   // The API's description needs no key: Swagger UI and code generators read it first.
   app.get("/v1/openapi.json", serveClientOpenApi);
@@ -80,7 +83,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
 
-  app.use("/v1", (req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));
+  // Every other path, in or out of /v1, is a JSON 404: never Express's HTML page.
+  app.use((req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => answerError(req, res, err));
   return app;
 }

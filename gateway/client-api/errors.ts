@@ -7,6 +7,7 @@ export type ErrorKind =
   | "authentication"
   | "permission"
   | "not_found"
+  | "method_not_allowed"
   | "too_large"
   | "rate_limit"
   | "unavailable"
@@ -18,6 +19,7 @@ const STATUS: Record<ErrorKind, number> = {
   authentication: 401,
   permission: 403,
   not_found: 404,
+  method_not_allowed: 405,
   too_large: 413,
   rate_limit: 429,
   unavailable: 503,
@@ -30,6 +32,7 @@ const TYPE: Record<ErrorKind, string> = {
   authentication: "authentication_error",
   permission: "permission_error",
   not_found: "not_found_error",
+  method_not_allowed: "invalid_request_error",
   too_large: "invalid_request_error",
   rate_limit: "rate_limit_error",
   unavailable: "service_unavailable_error",
@@ -70,6 +73,7 @@ const ANTHROPIC_TYPE: Record<ErrorKind, string> = {
   authentication: "authentication_error",
   permission: "permission_error",
   not_found: "not_found_error",
+  method_not_allowed: "invalid_request_error",
   too_large: "request_too_large",
   rate_limit: "rate_limit_error",
   unavailable: "overloaded_error",

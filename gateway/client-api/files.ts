@@ -4,6 +4,7 @@ import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import express, { type NextFunction, type Response } from "express";
+import { z } from "zod";
 import type { File, PrismaClient } from "../../common/db.ts";
 import { fileRelPath } from "../../workflows/job-types.ts";
 import { ApiError } from "./errors.ts";
@@ -14,6 +15,11 @@ import { MultipartError, boundaryOf, receiveMultipart } from "./files-multipart.
 
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 export const UPLOAD_PURPOSES = ["vision", "user_data"] as const;
+/** The multipart form of an upload, for the OpenAPI document; `purpose` is checked with it too. */
+export const uploadForm = z.object({
+  file: z.file().describe("the file's bytes, at most 64 MB"),
+  purpose: z.enum(UPLOAD_PURPOSES, { error: `one of: ${UPLOAD_PURPOSES.join(", ")}` }),
+});
 
 export interface FilesDeps {
   db: PrismaClient;
@@ -68,7 +74,7 @@ export function filesRoutes(deps: FilesDeps): express.Router {
           if (err instanceof MultipartError) throw new ApiError(err.tooLarge ? "too_large" : "invalid_request", err.message, { param: "file" });
           throw err;
         });
-        if (!(UPLOAD_PURPOSES as readonly string[]).includes(fields.purpose ?? "")) {
+        if (!uploadForm.shape.purpose.safeParse(fields.purpose).success) {
           throw new ApiError("invalid_request", `purpose must be one of: ${UPLOAD_PURPOSES.join(", ")}`, { param: "purpose" });
         }
         if (!file) throw new ApiError("invalid_request", "no file part in the form", { param: "file" });
@@ -114,7 +120,9 @@ export function filesRoutes(deps: FilesDeps): express.Router {
   return r;
 }
 
+/** A download's type by its name's extension; any other is application/octet-stream. */
+export const FILE_CONTENT_TYPES: Record<string, string> = { ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" };
+
 function contentType(name: string): string {
-  const ext = path.extname(name).toLowerCase();
-  return { ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" }[ext] ?? "application/octet-stream";
+  return FILE_CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
 }

@@ -3,6 +3,7 @@
 import express from "express";
 import { z } from "zod";
 import { ApiError } from "./errors.ts";
+import { BASE64_BODY, exactlyOne, isBase64 } from "./schemas.ts";
 import { ownedFile, storeBytes, wrap } from "./files.ts";
 import { sniffKind, readHead } from "../jobs/inputs.ts";
 import { jobReadRoutes, parseBody } from "../jobs/routes.ts";
@@ -11,29 +12,26 @@ import { PICTURE_TO_MESH } from "../jobs/templates.ts";
 import path from "node:path";
 
 const OBJECT = "3d.generation";
+const DATA_PREFIX = /^data:[^;,]+;base64,/;
 
-export const meshRequest = z
-  .strictObject({
+export const meshRequest = exactlyOne(
+  z.strictObject({
     model: z.string().min(1),
-    image: z.string().min(1).optional(),
+    image: z
+      .string()
+      .min(1)
+      .refine((s) => isBase64(s.replace(DATA_PREFIX, "")), "not valid base64")
+      .meta({ pattern: `^(?:data:[^;,]+;base64,)?${BASE64_BODY}$`, description: "a PNG, JPEG, GIF or WebP picture in base64, or a data: URL of one" })
+      .optional(),
     file_id: z.string().regex(/^file-[A-Za-z0-9-]+$/, "a file id (file-…)").optional(),
-    resolution: z
-      .number()
-      .int()
-      .min(64)
-      .max(2048)
-      .refine((v) => v % 32 === 0, "a multiple of 32")
-      .default(256),
+    resolution: z.number().int().min(64).max(2048).multipleOf(32, "a multiple of 32").default(256),
     output: z.literal("glb", { error: "only glb is made" }).default("glb"),
     seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
     steps: z.number().int().min(1).max(1000).default(30),
-  })
-  .check((ctx) => {
-    const v = ctx.value;
-    if ((v.image === undefined) === (v.file_id === undefined)) {
-      ctx.issues.push({ code: "custom", path: ["image"], message: "give exactly one of image (base64) and file_id", input: v.image });
-    }
-  });
+  }),
+  ["image", "file_id"],
+  "give exactly one of image (base64) and file_id",
+);
 
 export function meshRoutes(deps: JobsDeps): express.Router {
   const r = express.Router();
@@ -45,7 +43,7 @@ export function meshRoutes(deps: JobsDeps): express.Router {
       const projectId = req.key!.projectId;
       let fileId: string;
       if (b.image !== undefined) {
-        const raw = Buffer.from(b.image.replace(/^data:[^;,]+;base64,/, ""), "base64");
+        const raw = Buffer.from(b.image.replace(DATA_PREFIX, ""), "base64");
         if (sniffKind(raw) !== "image") throw new ApiError("invalid_request", "image: not a base64 PNG, JPEG, GIF or WebP picture", { param: "image" });
         fileId = (await storeBytes(deps, projectId, "vision", "input.png", raw)).id;
       } else {

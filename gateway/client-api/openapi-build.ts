@@ -12,13 +12,16 @@ export interface Operation {
   path: string;
   summary: string;
   tag: string;
-  /** A JSON body checked by this schema; multipart bodies give requestContentType instead. */
+  /** The body's schema: JSON unless requestContentType says otherwise (a multipart form's fields). */
   request?: z.ZodType;
   requestContentType?: string;
   /** The handler takes a missing body as {}. */
   bodyOptional?: boolean;
-  /** Status → what comes back; a schema without a name is inlined. */
-  responses: Record<string, { description: string; schema?: z.ZodType; contentType?: string }>;
+  /**
+   * Status → what comes back; a schema without a name is inlined. contentTypes: the media types it
+   * may come as (default JSON); the schema describes the JSON ones.
+   */
+  responses: Record<string, { description: string; schema?: z.ZodType; contentTypes?: string[] }>;
   query?: z.ZodObject;
   /** The schemas of path parameters the handler checks; any other is a plain string. */
   params?: z.ZodObject;
@@ -69,14 +72,12 @@ export function buildOpenApi(spec: DocumentSpec): Record<string, unknown> {
     }
     const responses: Record<string, unknown> = {};
     for (const [status, r] of Object.entries(op.responses)) {
-      responses[status] = { description: r.description, ...(r.schema || r.contentType ? { content: { [r.contentType ?? "application/json"]: { schema: r.schema ? ref(r.schema, "output") : {} } } } : {}) };
+      const types = r.contentTypes ?? (r.schema ? ["application/json"] : []);
+      const content = Object.fromEntries(types.map((t) => [t, { schema: r.schema && /json/.test(t) ? ref(r.schema, "output") : {} }]));
+      responses[status] = { description: r.description, ...(types.length ? { content } : {}) };
     }
     responses.default ??= { description: "An error, in this API's shape", content: { "application/json": { schema: ref(spec.error, "output") } } };
-    const body = op.request
-      ? { required: !op.bodyOptional, content: { "application/json": { schema: ref(op.request, "input") } } }
-      : op.requestContentType
-        ? { required: true, content: { [op.requestContentType]: { schema: {} } } }
-        : undefined;
+    const body = op.request ? { required: !op.bodyOptional, content: { [op.requestContentType ?? "application/json"]: { schema: ref(op.request, "input") } } } : undefined;
     (paths[openApiPath(op.path)] ??= {})[op.method] = {
       summary: op.summary,
       tags: [op.tag],

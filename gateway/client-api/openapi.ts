@@ -5,6 +5,7 @@ import type { Request, Response } from "express";
 import { z } from "zod";
 import { countTokensRequest, messagesRequest } from "./anthropic/schemas.ts";
 import { imageRequest } from "./images.ts";
+import { FILE_CONTENT_TYPES, uploadForm } from "./files.ts";
 import { meshRequest } from "./jobs-3d.ts";
 import { buildOpenApi, type Operation } from "./openapi-build.ts";
 import * as out from "./openapi-responses.ts";
@@ -16,7 +17,7 @@ export const NOT_DESCRIBED = ["/docs/api"];
 
 const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
 const streamed = (description: string, schema: z.ZodType) => ({
-  "200": { description: `${description}; with \`stream: true\`, server-sent events instead`, schema },
+  "200": { description: `${description}; with \`stream: true\`, server-sent events instead`, schema, contentTypes: ["application/json", "text/event-stream"] },
 });
 const imagesResponse = z.looseObject({ id: z.string(), created: z.number().int(), data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })) });
 
@@ -37,10 +38,10 @@ export const clientOperations: Operation[] = [
   { method: "post", path: "/v1/embeddings", summary: "Embeddings (OpenAI)", tag: "inference", request: embeddingRequest, responses: ok("The vectors", out.embeddingList) },
   { method: "post", path: "/v1/messages", summary: "Messages (Anthropic); errors in Anthropic's shape", tag: "inference", request: messagesRequest, responses: { ...streamed("The message", out.anthropicMessage), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
   { method: "post", path: "/v1/messages/count_tokens", summary: "Count a prompt's tokens (Anthropic)", tag: "inference", request: countTokensRequest, responses: { ...ok("The count", out.tokenCount), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
-  { method: "post", path: "/v1/files", summary: "Upload a file (multipart: file, purpose)", tag: "files", requestContentType: "multipart/form-data", responses: ok("The file", out.file) },
+  { method: "post", path: "/v1/files", summary: "Upload a file (multipart: file, purpose)", tag: "files", request: uploadForm, requestContentType: "multipart/form-data", responses: ok("The file", out.file) },
   { method: "get", path: "/v1/files", summary: "Your files", tag: "files", responses: ok("The files", out.fileList) },
   { method: "get", path: "/v1/files/:id", summary: "One file", tag: "files", responses: ok("The file", out.file) },
-  { method: "get", path: "/v1/files/:id/content", summary: "A file's bytes", tag: "files", responses: { "200": { description: "The bytes", contentType: "application/octet-stream" } } },
+  { method: "get", path: "/v1/files/:id/content", summary: "A file's bytes", tag: "files", responses: { "200": { description: "The bytes, typed by the file's name", contentTypes: [...new Set(Object.values(FILE_CONTENT_TYPES)), "application/octet-stream"] } } },
   { method: "delete", path: "/v1/files/:id", summary: "Delete a file", tag: "files", responses: ok("Deleted", out.fileDeleted) },
   { method: "post", path: "/v1/images/generations", summary: "Pictures from a prompt (OpenAI), made by a ComfyUI model", tag: "jobs", request: imageRequest, responses: ok("The pictures", imagesResponse) },
   { method: "post", path: "/v1/3d/generations", summary: "A 3D mesh (GLB) from a picture", tag: "jobs", request: meshRequest, responses: { "202": { description: "The job, queued", schema: out.job } } },
@@ -69,6 +70,7 @@ export function clientOpenApi(): Record<string, unknown> {
       ImageRequest: imageRequest,
       MeshRequest: meshRequest,
       WorkflowRunRequest: runRequest,
+      FileUpload: uploadForm,
       ChatCompletion: out.chatCompletion,
       Completion: out.completion,
       EmbeddingList: out.embeddingList,

@@ -2,8 +2,24 @@
 // fields pass through to the engine; the ones we act on are checked strictly.
 import { z } from "zod";
 
-/** OpenAI's SDKs and some clients send numbers as strings ("0.7"): accept both. */
-const num = (min: number, max: number) => z.coerce.number().min(min).max(max);
+/**
+ * A decimal string from lo to hi (integers): the string form of `num`, as a pattern the OpenAPI
+ * document can carry. ASCII digits only, no exponent: what JSON.stringify writes for such numbers.
+ */
+function decimalBetween(lo: number, hi: number): RegExp {
+  const alts: string[] = [];
+  for (let k = Math.max(lo, 0); k < hi; k++) alts.push(`${k}(?:\\.[0-9]+)?`);
+  if (hi >= 0) alts.push(`${hi}(?:\\.0+)?`);
+  for (let k = 0; k < -lo; k++) alts.push(`-${k}(?:\\.[0-9]+)?`);
+  if (lo < 0) alts.push(`${lo}(?:\\.0+)?`);
+  return new RegExp(`^(?:${alts.join("|")})$`);
+}
+
+/** OpenAI's SDKs and some clients send numbers as strings ("0.7"): accept both, each within range. */
+const num = (min: number, max: number) =>
+  z.union([z.number().min(min).max(max), z.string().regex(decimalBetween(min, max), `a number from ${min} to ${max}`).transform(Number)], {
+    error: `a number from ${min} to ${max}`,
+  });
 
 /** Anything larger than an int32 is a mistake, not a request (engines take int32 counts). */
 const MAX_INT = 2 ** 31 - 1;
@@ -11,25 +27,38 @@ const count = () => z.number().int().positive().max(MAX_INT);
 const penalty = num(-2, 2).nullable().optional();
 const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "1 to 64 letters, digits, _ . : or -");
 
-const BASE64 = /^[A-Za-z0-9+/]*={0,2}$/;
-/** Standard base64 (RFC 4648 §4), checked here so a broken picture is a 400, not an engine's 500. */
-export const isBase64 = (s: string): boolean => s.length % 4 === 0 && BASE64.test(s);
-const DATA_URL = /^data:([a-z]+\/[a-z0-9.+-]+);base64,/i;
-/** An http(s) URL, or a data URL whose payload is valid base64. */
-const mediaUrl = (kind: string) =>
-  z.string().min(1).check((ctx) => {
-    const url = ctx.value;
-    const m = DATA_URL.exec(url);
-    if (m) {
-      if (!m[1]!.toLowerCase().startsWith(`${kind}/`)) ctx.issues.push({ code: "custom", message: `a data URL of a ${kind}, not ${m[1]}`, input: url });
-      else if (!isBase64(url.slice(m[0].length))) ctx.issues.push({ code: "custom", message: "the data URL's payload is not valid base64", input: url });
-    } else if (!/^https?:\/\/[^\s]+$/i.test(url)) ctx.issues.push({ code: "custom", message: `an http(s) URL or a data:${kind}/…;base64, URL`, input: url });
-  });
+/**
+ * Standard base64 (RFC 4648 §4, padded). Checked here so a broken picture is a 400, not an engine's
+ * 500. The check is a length and a character class (a regex of 4-character groups overflows V8's
+ * stack on a picture of megabytes); BASE64_PATTERN says the same for the OpenAPI document, and
+ * tests/unit/schema-patterns.test.ts holds the two together.
+ */
+export const isBase64 = (s: string): boolean => s.length % 4 === 0 && /^[A-Za-z0-9+/]*={0,2}$/.test(s);
+export const BASE64_BODY = "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?";
+export const BASE64_PATTERN = `^${BASE64_BODY}$`;
+export const base64 = () => z.string().min(1).refine(isBase64, "not valid base64").meta({ pattern: BASE64_PATTERN });
+
+/** An http(s) URL of printable ASCII: a raw space or non-ASCII character is not a URL. */
+export const HTTP_URL = /^https?:\/\/[!-~]+$/;
+const DATA_URL = /^data:([a-z]+\/[A-Za-z0-9.+-]+);base64,/;
+/** An http(s) URL, or a data URL of this kind whose payload is valid base64; the pattern says the same. */
+export const mediaUrl = (kind: string) =>
+  z
+    .string()
+    .check((ctx) => {
+      const url = ctx.value;
+      const m = DATA_URL.exec(url);
+      if (m) {
+        if (!m[1]!.startsWith(`${kind}/`)) ctx.issues.push({ code: "custom", message: `a data URL of a ${kind}, not ${m[1]}`, input: url });
+        else if (!isBase64(url.slice(m[0].length))) ctx.issues.push({ code: "custom", message: "the data URL's payload is not valid base64", input: url });
+      } else if (!HTTP_URL.test(url)) ctx.issues.push({ code: "custom", message: `an http(s) URL or a data:${kind}/…;base64, URL`, input: url });
+    })
+    .meta({ pattern: `^(?:https?://[!-~]+|data:${kind}/[A-Za-z0-9.+-]+;base64,${BASE64_BODY})$` });
 
 const contentPart = z.discriminatedUnion("type", [
   z.looseObject({ type: z.literal("text"), text: z.string() }),
   z.looseObject({ type: z.literal("image_url"), image_url: z.looseObject({ url: mediaUrl("image"), detail: z.enum(["auto", "low", "high"]).optional() }) }),
-  z.looseObject({ type: z.literal("input_audio"), input_audio: z.looseObject({ data: z.string().min(1).refine(isBase64, "not valid base64"), format: z.string().min(1) }) }),
+  z.looseObject({ type: z.literal("input_audio"), input_audio: z.looseObject({ data: base64(), format: z.string().min(1) }) }),
   z.looseObject({ type: z.literal("audio_url"), audio_url: z.looseObject({ url: mediaUrl("audio") }) }),
   z.looseObject({ type: z.literal("video_url"), video_url: z.looseObject({ url: mediaUrl("video") }) }),
   z.looseObject({ type: z.literal("file"), file: z.looseObject({ file_id: z.string().optional(), file_data: z.string().optional(), filename: z.string().optional() }) }),
@@ -72,6 +101,19 @@ const responseFormat = z.discriminatedUnion("type", [
 ]);
 const streamOptions = z.looseObject({ include_usage: z.boolean().optional() }).nullable().optional();
 
+/**
+ * OpenAI's rule: top_logprobs only with logprobs true (engines refuse it otherwise). Checked, and
+ * said in the OpenAPI document as an if/then.
+ */
+function topLogprobsNeedLogprobs<S extends z.ZodObject>(schema: S) {
+  return schema
+    .check((ctx) => {
+      const v = ctx.value as { top_logprobs?: number | null; logprobs?: boolean | null };
+      if (typeof v.top_logprobs === "number" && v.logprobs !== true) ctx.issues.push({ code: "custom", path: ["top_logprobs"], message: "needs logprobs: true", input: v.top_logprobs });
+    })
+    .meta({ if: { required: ["top_logprobs"], properties: { top_logprobs: { type: "integer" } } }, then: { required: ["logprobs"], properties: { logprobs: { const: true } } } });
+}
+
 /** Sampling settings chat and text completions share. */
 const sampling = {
   temperature: num(0, 2).nullable().optional(),
@@ -84,7 +126,7 @@ const sampling = {
   logit_bias: logitBias,
 };
 
-export const chatCompletionRequest = z.looseObject({
+export const chatCompletionRequest = topLogprobsNeedLogprobs(z.looseObject({
   model: z.string().min(1).max(256),
   messages: z.array(message).min(1),
   stream: z.boolean().optional(),
@@ -98,12 +140,13 @@ export const chatCompletionRequest = z.looseObject({
   tool_choice: toolChoice.optional(),
   response_format: responseFormat.nullable().optional(),
   user: z.string().max(256).optional(),
-});
+}));
 export type ChatCompletionRequest = z.infer<typeof chatCompletionRequest>;
 
 export const completionRequest = z.looseObject({
   model: z.string().min(1).max(256),
-  prompt: z.union([z.string(), z.array(z.string()), z.array(z.number().int().min(0)), z.array(z.array(z.number().int().min(0)))], {
+  // Never empty: there is nothing to complete (engines refuse it too).
+  prompt: z.union([z.string(), z.array(z.string()).min(1), z.array(z.number().int().min(0)).min(1), z.array(z.array(z.number().int().min(0)).min(1)).min(1)], {
     error: "a string, an array of strings, an array of token ids or an array of such arrays",
   }),
   stream: z.boolean().optional(),
@@ -119,7 +162,7 @@ export const completionRequest = z.looseObject({
 export const embeddingRequest = z.looseObject({
   model: z.string().min(1).max(256),
   // OpenAI's limit: at most 2048 inputs per request.
-  input: z.union([z.string(), z.array(z.string()).min(1).max(2048), z.array(z.number().int().min(0)).min(1), z.array(z.array(z.number().int().min(0))).min(1).max(2048)], {
+  input: z.union([z.string(), z.array(z.string()).min(1).max(2048), z.array(z.number().int().min(0)).min(1), z.array(z.array(z.number().int().min(0)).min(1)).min(1).max(2048)], {
     error: "a string, an array of 1 to 2048 strings, or token ids",
   }),
   encoding_format: z.enum(["float", "base64"]).optional(),
@@ -146,4 +189,17 @@ function innermost(issue: Issue): { path: PropertyKey[]; message: string } {
   const best = matched.reduce((a, b) => (b.length < a.length || (b.length === a.length && b[0]!.path.length > a[0]!.path.length) ? b : a));
   const inner = innermost(best[0]!);
   return { path: [...issue.path, ...inner.path], message: inner.message };
+}
+
+/**
+ * Exactly one of `keys` present: checked, and said in the OpenAPI document as a `oneOf` of the
+ * branches that each require one of them, so a body with both (or neither) is refused by both.
+ */
+export function exactlyOne<S extends z.ZodObject>(schema: S, keys: string[], message: string) {
+  return schema
+    .check((ctx) => {
+      const given = keys.filter((k) => (ctx.value as Record<string, unknown>)[k] !== undefined);
+      if (given.length !== 1) ctx.issues.push({ code: "custom", path: [keys[0]!], message, input: ctx.value });
+    })
+    .meta({ oneOf: keys.map((k) => ({ required: [k] })) });
 }

@@ -19,6 +19,17 @@ export interface JobsDeps {
 
 const ACTIVE = ["queued", "waiting_gpu", "running"];
 
+/**
+ * The request as the job's record keeps it: PostgreSQL's jsonb cannot hold U+0000, which a prompt
+ * may, so it is kept as U+FFFD there; the workflow gets the text as it came.
+ */
+function storable(v: unknown): unknown {
+  if (typeof v === "string") return v.replaceAll("\u0000", "\uFFFD");
+  if (Array.isArray(v)) return v.map(storable);
+  if (v && typeof v === "object") return Object.fromEntries(Object.entries(v).map(([k, x]) => [storable(k) as string, storable(x)]));
+  return v;
+}
+
 /** The served engine model behind a job must be a ComfyUI model of the catalog. */
 export async function comfyModel(db: PrismaClient, name: unknown): Promise<string> {
   if (typeof name !== "string" || !name) throw new ApiError("invalid_request", "model: required", { param: "model" });
@@ -29,7 +40,7 @@ export async function comfyModel(db: PrismaClient, name: unknown): Promise<strin
 
 export async function startJob(deps: JobsDeps, spec: Omit<JobSpec, "id">, input: Record<string, unknown>): Promise<{ job: Job; result: () => Promise<JobResult>; cancel: () => Promise<void> }> {
   const id = `job-${randomBytes(12).toString("hex")}`;
-  const job = await deps.db.job.create({ data: { id, kind: spec.kind, model: spec.model, projectId: spec.projectId, input: input as object } });
+  const job = await deps.db.job.create({ data: { id, kind: spec.kind, model: spec.model, projectId: spec.projectId, input: storable(input) as object } });
   const handle = await deps.temporal.workflow.start("comfyJob", {
     workflowId: jobWorkflowId(id),
     taskQueue: jobsTaskQueue(deps.taskQueue),

@@ -68,6 +68,30 @@ describe("the gateway serves its document and Swagger UI", () => {
     assert.equal((await fetch(`${base}/v1/models`)).status, 401);
   });
 
+  it("an undeclared method on a documented path is a 405 with Allow, in the route's own error shape", async () => {
+    const patch = await fetch(`${base}/v1/models`, { method: "PATCH" });
+    assert.equal(patch.status, 405, "before the key is asked for");
+    assert.equal(patch.headers.get("allow"), "GET, HEAD");
+    assert.deepEqual(((await patch.json()) as { error: { type: string; code: string } }).error.code, "method_not_allowed");
+    const put = await fetch(`${base}/v1/messages`, { method: "PUT", headers: { "content-type": "application/json" }, body: "{}" });
+    assert.equal(put.status, 405);
+    assert.equal(put.headers.get("allow"), "POST");
+    assert.equal(((await put.json()) as { type: string }).type, "error", "Anthropic's shape on /v1/messages");
+    const files = await fetch(`${base}/v1/files/file-1`, { method: "PATCH" });
+    assert.equal(files.headers.get("allow"), "GET, HEAD, DELETE");
+    const options = await fetch(`${base}/v1/chat/completions`, { method: "OPTIONS" });
+    assert.equal(options.status, 204);
+    assert.equal(options.headers.get("allow"), "POST");
+  });
+
+  it("answers JSON, never Express's HTML, for a path no route serves, /health's other methods included", async () => {
+    for (const [method, path] of [["GET", "/nope"], ["GET", "/ready"], ["DELETE", "/health"], ["POST", "/v1/nope"]] as const) {
+      const r = await fetch(`${base}${path}`, { method });
+      assert.match(r.headers.get("content-type") ?? "", /^application\/json/, `${method} ${path}`);
+      assert.ok(((await r.json()) as { error: unknown }).error, `${method} ${path}`);
+    }
+  });
+
   it("GET /docs/api is Swagger UI over /v1/openapi.json with its assets from this gateway", async () => {
     const redirect = await fetch(`${base}/docs/api`, { redirect: "manual" });
     assert.equal(redirect.status, 301);

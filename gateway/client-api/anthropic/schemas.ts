@@ -1,7 +1,7 @@
 // Request bodies of the Anthropic Messages API (/v1/messages, /v1/messages/count_tokens), checked
 // with zod. Unknown fields are accepted and dropped: the engine speaks OpenAI and would not know them.
 import { z } from "zod";
-import { isBase64 } from "../schemas.ts";
+import { HTTP_URL, base64 } from "../schemas.ts";
 
 const cacheControl = z.looseObject({ type: z.string() }).nullable().optional();
 
@@ -9,8 +9,8 @@ const textBlock = z.looseObject({ type: z.literal("text"), text: z.string(), cac
 const imageBlock = z.looseObject({
   type: z.literal("image"),
   source: z.discriminatedUnion("type", [
-    z.looseObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: z.string().min(1).refine(isBase64, "not valid base64") }),
-    z.looseObject({ type: z.literal("url"), url: z.url() }),
+    z.looseObject({ type: z.literal("base64"), media_type: z.enum(["image/jpeg", "image/png", "image/gif", "image/webp"]), data: base64() }),
+    z.looseObject({ type: z.literal("url"), url: z.string().regex(HTTP_URL, "an http(s) URL") }),
   ]),
   cache_control: cacheControl,
 });
@@ -29,7 +29,8 @@ export type ContentBlock = z.infer<typeof contentBlock>;
 
 const message = z.looseObject({
   role: z.enum(["user", "assistant"]),
-  content: z.union([z.string(), z.array(contentBlock)]),
+  // As Anthropic's API: an empty list of blocks is no message (the engine would get none).
+  content: z.union([z.string(), z.array(contentBlock).min(1)]),
 });
 export type AnthropicMessage = z.infer<typeof message>;
 
