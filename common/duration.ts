@@ -8,7 +8,8 @@ export const durationMs = z.union([
   z.number().int().positive(),
   z
     .string()
-    .regex(/^\d+(ms|s|m|h)$/, "a duration such as 500ms, 90s, 10m or 2h")
+    // Never zero, and short enough to stay a safe integer of milliseconds: the pattern says both.
+    .regex(/^0*[1-9][0-9]{0,8}(ms|s|m|h)$/, "a duration longer than 0, such as 500ms, 90s, 10m or 2h")
     .transform((s) => {
       const m = /^(\d+)(ms|s|m|h)$/.exec(s)!;
       return Number(m[1]) * UNIT_MS[m[2] as keyof typeof UNIT_MS];

@@ -22,7 +22,8 @@ import { trainingRoutes } from "./training.ts";
 import { trainingPublishRoutes } from "./training-publish.ts";
 import { explainRoutes } from "./explain.ts";
 import { notificationRoutes } from "./notifications.ts";
-import { serveAdminOpenApi } from "./openapi.ts";
+import { adminOperations, serveAdminOpenApi } from "./openapi.ts";
+import { methodGuard } from "../client-api/method-guard.ts";
 import type { Registry } from "../router/registry.ts";
 import type { Notifier } from "../../common/notifier.ts";
 
@@ -36,6 +37,8 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
     if (got.length !== want.length || !timingSafeEqual(got, want)) return next(new AdminError(401, "missing or wrong admin token"));
     next();
   });
+  // After the token: the methods of /api/v1 are behind it, as its document is.
+  app.use(methodGuard(adminOperations, (req, res, next) => next(new AdminError(405, `${req.method} is not allowed on ${req.path}; allowed: ${String(res.getHeader("allow"))}`))));
   app.use("/api/v1", express.json({ limit: "1mb" }));
   app.get("/api/v1/openapi.json", serveAdminOpenApi);
   app.use("/api/v1", nodeRoutes(opts.db, opts.temporal, opts.taskQueue));
@@ -55,7 +58,8 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", trainingPublishRoutes(opts.db, opts.temporal, opts.taskQueue));
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
-  app.use("/api/v1", (req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
+  // Every other path is a JSON 404 too: never Express's HTML page.
+  app.use((req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);
   return app;
 }

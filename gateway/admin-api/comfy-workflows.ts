@@ -28,7 +28,8 @@ export const comfyGraph = z
     z.string().regex(/^[A-Za-z0-9_:.-]{1,64}$/, "node ids: letters, digits, _ : . - (at most 64)"),
     z.looseObject({ class_type: z.string().min(1, "a node's class_type is required"), inputs: z.record(z.string(), z.unknown()) }),
   )
-  .refine((g) => Object.keys(g).length > 0, "the graph has no nodes");
+  .refine((g) => Object.keys(g).length > 0, "the graph has no nodes")
+  .meta({ minProperties: 1 });
 
 /** Problems of one declared input that its kind makes: where, and what. */
 function declIssues(d: InputDecl): [string, string][] {

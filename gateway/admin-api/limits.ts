@@ -16,7 +16,8 @@ const count = z.number().int().min(0).nullable().optional();
 export const limitBody = z
   .object({ rpm: count, tpm: count, concurrent: count, monthlyBudget: z.number().nonnegative().nullable().optional() })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget (null clears one)" });
+  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget (null clears one)" })
+  .meta({ minProperties: 1 });
 
 type LimitRow = { scope: string; scopeId: string; rpm: number | null; tpm: number | null; concurrent: number | null; monthlyBudgetMicros: bigint | null };
 const view = (l: LimitRow, name: string) => ({

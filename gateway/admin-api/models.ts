@@ -47,7 +47,8 @@ type VersionChoice = Pick<ServeCommand, "engine" | "version" | "args" | "context
 async function resolveVersion(db: PrismaClient, name: string, body: { engine?: string; version?: string; args?: string[]; contextLength?: number }): Promise<VersionChoice> {
   if (body.engine) return { engine: body.engine, version: body.version ?? "v1", args: body.args ?? [], contextLength: body.contextLength };
   const v = await db.modelVersion.findFirst({ where: { modelName: name, ...(body.version ? { version: body.version } : {}) }, orderBy: { createdAt: "desc" } });
-  if (!v) throw new AdminError(400, `model '${name}'${body.version ? ` has no version ${body.version}` : " is not in the catalog"}: add it (ctl model add -f) or give an engine`, "engine");
+  // Not in the catalog: a 404, as for any other name the store does not hold.
+  if (!v) throw new AdminError(404, `model '${name}'${body.version ? ` has no version ${body.version}` : " is not in the catalog"}: add it (ctl model add -f) or give an engine`, "engine");
   return { engine: v.engine, version: v.version, args: body.args ?? (v.args as string[]), contextLength: body.contextLength ?? v.contextLength };
 }
 

@@ -39,7 +39,7 @@ export const modelSettings = z.object({
   wakeWaitMs: z.number().int().nullable(),
   wakeWait: z.string().nullable().describe("null: the process's LLMGW_WAKE_WAIT_MS"),
 });
-export const modelPrices = z.object({ model: z.string(), prices: z.looseObject({}) });
+export const modelPrices = z.object({ model: z.string(), prices: z.looseObject({}).nullable().describe("null: none set") });
 
 export const operation = z.looseObject({ id: z.string(), status: z.string().describe("Temporal's status, or QUEUED"), progress: z.unknown(), error: z.string().nullable(), uiUrl: z.string() });
 export const operationSteered = z.object({ id: z.string(), action: z.string() });

@@ -7,7 +7,7 @@ import { modelEntry } from "../../common/catalog.ts";
 import { buildOpenApi, type Operation } from "../client-api/openapi-build.ts";
 import { auditQuery } from "./audit.ts";
 import { modelNamePath, placementQuery } from "./catalog.ts";
-import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
+import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
 import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
@@ -57,9 +57,9 @@ export const adminOperations: Operation[] = [
   modelCommand("canary", "Canary a version on a share of the traffic, judged, then promoted or rolled back", canaryBody),
 
   { method: "get", path: `${V1}/comfy-workflows`, summary: "Catalogued ComfyUI workflows that clients run at /v1/workflows/runs", tag: "catalog", responses: ok("The workflows", comfyWorkflowList) },
-  { method: "get", path: `${V1}/comfy-workflows/:name`, summary: "One workflow, with its graph", tag: "catalog", responses: ok("The workflow", comfyWorkflowView) },
+  { method: "get", path: `${V1}/comfy-workflows/:name`, summary: "One workflow, with its graph", tag: "catalog", params: comfyWorkflowName, responses: ok("The workflow", comfyWorkflowView) },
   { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved } } },
-  { method: "delete", path: `${V1}/comfy-workflows/:name`, summary: "Remove a workflow", tag: "catalog", responses: ok("Removed", comfyWorkflowRemoved) },
+  { method: "delete", path: `${V1}/comfy-workflows/:name`, summary: "Remove a workflow", tag: "catalog", params: comfyWorkflowName, responses: ok("Removed", comfyWorkflowRemoved) },
 
   { method: "get", path: `${V1}/operations/*id`, summary: "An operation's state and progress (ids hold slashes: model/NAME/serve/3)", tag: "operations", responses: ok("The operation", out.operation) },
   { method: "post", path: `${V1}/operations/*id/:action`, summary: "Steer a running operation: pause, resume, abort, promote", tag: "operations", params: operationAction, responses: started("Sent", out.operationSteered) },
@@ -84,7 +84,7 @@ export const adminOperations: Operation[] = [
   { method: "put", path: `${V1}/limits/:scope/:name`, summary: "Set limits of an org, team (ORG/TEAM), project or key; null clears one", tag: "limits", params: limitTarget, request: limitBody, responses: ok("The limits now", out.limit) },
   { method: "delete", path: `${V1}/limits/:scope/:name`, summary: "Clear every limit of an org, team, project or key", tag: "limits", params: limitTarget, responses: ok("Cleared", out.deleted) },
 
-  { method: "get", path: `${V1}/usage`, summary: "The ledger summed by project, model, key or day; CSV with format=csv", tag: "usage", query: usageQuery, responses: ok("The report (text/csv with format=csv)", out.usageReport) },
+  { method: "get", path: `${V1}/usage`, summary: "The ledger summed by project, model, key or day; CSV with format=csv", tag: "usage", query: usageQuery, responses: { "200": { description: "The report (text/csv with format=csv)", schema: out.usageReport, contentTypes: ["application/json", "text/csv"] } } },
   { method: "get", path: `${V1}/audit`, summary: "Who changed what, oldest first", tag: "audit", query: auditQuery, responses: ok("The events", out.auditList) },
 
   { method: "get", path: `${V1}/slurm`, summary: "Each node in llmgw and in Slurm", tag: "slurm", responses: ok("The nodes", out.slurmStatus) },
@@ -96,11 +96,11 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/training/:id`, summary: "One run, with its live progress", tag: "training", responses: ok("The run", out.trainingShown) },
   { method: "post", path: `${V1}/training/:id/cancel`, summary: "Cancel a run", tag: "training", responses: started("Sent", out.trainingCancelled) },
   // Without offset the bytes; with it a JSON chunk: the same validator, every field optional.
-  { method: "get", path: `${V1}/training/:id/artifact`, summary: "The adapter: its bytes, or with offset a base64 chunk as JSON", tag: "training", query: chunkQuery.partial(), responses: { "200": { description: "The bytes (application/octet-stream); with offset, a JSON chunk", schema: out.artifactChunk } } },
+  { method: "get", path: `${V1}/training/:id/artifact`, summary: "The adapter: its bytes, or with offset a base64 chunk as JSON", tag: "training", query: chunkQuery.partial(), responses: { "200": { description: "The bytes (application/octet-stream); with offset, a JSON chunk", schema: out.artifactChunk, contentTypes: ["application/json", "application/octet-stream"] } } },
   { method: "post", path: `${V1}/training/:id/publish`, summary: "Publish a finished run's adapter to a model: loaded onto its replicas one at a time", tag: "training", request: publishBody, responses: started("Accepted: the adapter and the operation", out.adapterPublished) },
   { method: "get", path: `${V1}/adapters`, summary: "Published adapters, newest first (model=NAME for one model's)", tag: "training", responses: ok("The adapters", out.adapterList) },
 
-  { method: "post", path: `${V1}/explain`, summary: "The router's choice for a request, without sending it: candidates, scores, why", tag: "router", request: explainBody, bodyOptional: true, responses: ok("The explanation", out.explanation) },
+  { method: "post", path: `${V1}/explain`, summary: "The router's choice for a request, without sending it: candidates, scores, why", tag: "router", request: explainBody, responses: ok("The explanation", out.explanation) },
 
   { method: "get", path: `${V1}/notifications`, summary: "Recent notifications, newest first, with what each webhook answered", tag: "notifications", query: notificationsQuery, responses: ok("The notifications", out.notificationList) },
   { method: "post", path: `${V1}/notifications/test`, summary: "Send a test notification to every webhook and wait for their answers", tag: "notifications", responses: { "200": { description: "Sent: each webhook's answer (state failed when one did not take it)", schema: out.notificationView }, "504": { description: "No notifications worker sent it in time; it stays queued", schema: out.adminError } } },

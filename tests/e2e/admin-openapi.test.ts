@@ -89,7 +89,7 @@ describe("the admin API's OpenAPI document", () => {
     assert.equal(op("/api/v1/models/{name}/serve", "post").requestBody!.content["application/json"]!.schema.$ref, "#/components/schemas/ServeRequest");
     assert.deepEqual(doc.components.schemas.ServeRequest!.required, ["replicas"]);
     assert.deepEqual(doc.components.schemas.ExplainRequest!.required, ["model"]);
-    assert.equal(op("/api/v1/explain", "post").requestBody!.required, false, "explain takes a missing body as {}");
+    assert.equal(op("/api/v1/explain", "post").requestBody!.required, true, "explain needs a body: its model is required");
     assert.equal(op("/api/v1/training", "post").requestBody!.required, true);
     assert.equal(doc.components.schemas.LimitsRequest!.additionalProperties, false, "limit bodies are strict");
     assert.deepEqual(doc.components.schemas.ModelEntry!.required?.includes("name"), true);
@@ -130,6 +130,23 @@ describe("the admin API serves its document behind the admin token", () => {
     assert.equal(r.status, 200);
     assert.deepEqual(await r.json(), JSON.parse(JSON.stringify(adminOpenApi())));
     assert.equal((await fetch(`${base}/health`)).status, 200, "liveness needs no token");
+  });
+
+  it("an undeclared method is a 405 with Allow in the admin API's shape (after the token); no path answers HTML", async () => {
+    assert.equal((await fetch(`${base}/api/v1/nodes`, { method: "PUT" })).status, 401, "the token first");
+    const r = await fetch(`${base}/api/v1/nodes`, { method: "PUT", headers: auth });
+    assert.equal(r.status, 405);
+    assert.equal(r.headers.get("allow"), "GET, HEAD");
+    assert.deepEqual(await r.json(), { error: { message: "PUT is not allowed on /api/v1/nodes; allowed: GET, HEAD", field: null } });
+    const op = await fetch(`${base}/api/v1/operations/model/m/serve/3`, { method: "PUT", headers: auth });
+    assert.equal(op.headers.get("allow"), "GET, HEAD, POST", "a wildcard path and a longer one: the methods of both");
+    const health = await fetch(`${base}/health`, { method: "DELETE" });
+    assert.equal(health.status, 405);
+    for (const path of ["/nope", "/api/v1/nope"]) {
+      const nf = await fetch(`${base}${path}`, { headers: auth });
+      assert.equal(nf.status, 404);
+      assert.match(nf.headers.get("content-type") ?? "", /^application\/json/);
+    }
   });
 
   it("refuses what the described validators refuse, before reaching the store or Temporal", async () => {
