@@ -5,7 +5,6 @@ import type { AddressInfo } from "node:net";
 import express from "express";
 import { config } from "../common/config.ts";
 import { jsonFallbacks } from "../common/json-fallback.ts";
-import { jsonFallbacks } from "../common/json-fallback.ts";
 import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
@@ -107,7 +106,6 @@ export async function startGateway(): Promise<Gateway> {
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
   });
-  jsonFallbacks(metricsApp);
   jsonFallbacks(metricsApp);
   const metricsServer = await listen(metricsApp, c.LLMGW_HOST, c.LLMGW_METRICS_PORT);
   // The Control service's certificate, and the CA it issues agents' from (docs/operations.md).

@@ -16,7 +16,6 @@ import express, { type Request, type Response } from "express";
 import { z } from "zod";
 import { getLlama, LlamaChat, LlamaCompletion, LlamaLogLevel, type ChatHistoryItem, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
 import { jsonFallbacks } from "../../common/json-fallback.ts";
-import { jsonFallbacks } from "../../common/json-fallback.ts";
 import { log, setLogProcess } from "../../common/logging.ts";
 import { LLAMACPP_NODE_FLAGS } from "./llamacpp-node-flags.ts";
 
@@ -332,7 +331,6 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
     res.end("data: [DONE]\n\n");
   }
 
-  jsonFallbacks(app);
   jsonFallbacks(app);
   // Listen first, so /health can say "loading" while llama.cpp reads the weights.
   const server = http.createServer(app);
