@@ -103,7 +103,9 @@ export const modelEntry = z
         ctx.issues.push({ code: "custom", path: ["profiles", i, "gpus_per_replica"], message: "a GPU profile needs at least one GPU per replica", input: 0 });
       }
     });
-  });
+  })
+  // The one rule above JSON Schema can say: a version or a provider.
+  .meta({ anyOf: [{ properties: { versions: { minItems: 1 } }, required: ["versions"] }, { properties: { providers: { minItems: 1 } }, required: ["providers"] }] });
 export type ModelEntry = z.infer<typeof modelEntry>;
 
 /** Every problem zod found, one line each, with where it is. */

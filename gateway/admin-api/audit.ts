@@ -26,7 +26,8 @@ const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;
 
 /** `24h`, `30m`, `7d` back from now, or an ISO time. */
 export const sinceParam = z.union([
-  z.string().regex(/^\d+[smhd]$/).transform((s) => new Date(Date.now() - Number(s.slice(0, -1)) * UNIT_MS[s.slice(-1) as keyof typeof UNIT_MS])),
+  // At most six digits: far enough back for any log, near enough to stay a date.
+  z.string().regex(/^[0-9]{1,6}[smhd]$/).transform((s) => new Date(Date.now() - Number(s.slice(0, -1)) * UNIT_MS[s.slice(-1) as keyof typeof UNIT_MS])),
   z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
 ], { error: "a duration like 30m, 24h, 7d, or an ISO time" });
 

@@ -12,7 +12,8 @@ import { orgByName, teamIdByPath } from "./orgs.ts";
 import { projectByName } from "./tenancy.ts";
 
 export const limitTarget = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.string().min(1).max(200) });
-const count = z.number().int().min(0).nullable().optional();
+/** The store keeps counts as int32. */
+const count = z.number().int().min(0).max(2 ** 31 - 1).nullable().optional();
 export const limitBody = z
   .object({ rpm: count, tpm: count, concurrent: count, monthlyBudget: z.number().nonnegative().nullable().optional() })
   .strict()

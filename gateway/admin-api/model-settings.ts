@@ -17,7 +17,8 @@ export const modelSettingsBody = z
     idleAfter: durationMs.nullable().optional(),
     wakeWait: durationMs.nullable().optional(),
   })
-  .refine((b) => Object.keys(b).length > 0, "nothing to change: give minReplicas, idleAfter or wakeWait");
+  .refine((b) => Object.keys(b).length > 0, "nothing to change: give minReplicas, idleAfter or wakeWait")
+  .meta({ minProperties: 1 });
 
 type Row = { name: string; minReplicas: number; idleAfterMs: number | null; wakeWaitMs: number | null };
 
