@@ -32,6 +32,7 @@ section "generate (prisma client, grpc types)"
 bash scripts/gen.sh
 
 section "services"
+bash scripts/python-tools.sh install   # .venv: the Temporal CLI and schemathesis (tests/e2e/schemathesis.test.ts)
 bash scripts/services.sh start
 # A real one-node Slurm for the Slurm tests (installed when root and missing).
 bash scripts/slurm.sh start || echo "slurm: could not start it (root installs it): the Slurm tests will fail"

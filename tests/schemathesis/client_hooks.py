@@ -1,0 +1,57 @@
+# Schemathesis hooks for the client API (tests/e2e/schemathesis.test.ts sets the variables).
+#
+# Valid data for the job routes depends on what the store holds, which no OpenAPI document can
+# say: a 3D job's picture must be a picture (the server sniffs its bytes), its file_id a picture file
+# of the caller's project, and a workflow run's inputs those its catalog entry declares. Cases keep
+# the shape schemathesis drew (image or file_id, every other field) with those values made real;
+# schemathesis checks a case again after a hook edits it, so one made valid here is judged as valid.
+# The same goes for what the served model takes, which its
+# entry in GET /v1/models says and no document can: an answer of at most its max_output (kept at 16
+# tokens here, so the run stays quick), vectors of at most 64 dimensions (the sim's), and a
+# tool_choice that names one of the request's tools.
+import os
+
+import schemathesis
+
+PICTURE = os.environ["ST_PICTURE_B64"]
+PICTURE_FILE = os.environ["ST_PICTURE_FILE"]
+WORKFLOW = os.environ["ST_WORKFLOW"]
+INFERENCE = {"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings", "POST /v1/messages", "POST /v1/messages/count_tokens"}
+
+
+def number(v):
+    # JSON's 16.0 is an integer too: schemathesis draws both.
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def fit_the_model(body):
+    for field in ("max_tokens", "max_completion_tokens"):
+        if number(body.get(field)):
+            body[field] = min(body[field], 16)
+    if number(body.get("dimensions")):
+        body["dimensions"] = min(body["dimensions"], 64)
+    tools, choice = body.get("tools"), body.get("tool_choice")
+    if not isinstance(tools, list) or not tools or not isinstance(choice, dict):
+        return
+    first = tools[0] if isinstance(tools[0], dict) else {}
+    if isinstance(choice.get("function"), dict) and isinstance(first.get("function"), dict):
+        choice["function"]["name"] = first["function"].get("name")
+    elif choice.get("type") == "tool" and "name" in first:
+        choice["name"] = first["name"]
+
+
+@schemathesis.hook
+def before_call(context, case, kwargs):
+    if not isinstance(case.body, dict):
+        return
+    label = case.operation.label
+    if label in INFERENCE:
+        fit_the_model(case.body)
+    elif label == "POST /v1/3d/generations":
+        if "image" in case.body:
+            case.body["image"] = PICTURE
+        if "file_id" in case.body:
+            case.body["file_id"] = PICTURE_FILE
+    elif label == "POST /v1/workflows/runs" and case.body.get("model") == WORKFLOW:
+        # The workflow declares no inputs: every other name is refused, as it should be.
+        case.body["inputs"] = {}
