@@ -63,7 +63,9 @@ export const profile = z.strictObject({
   labels: z.record(z.string(), z.string()).default({}),
   replicas: z.number().int().nonnegative().default(1),
   gpus_per_replica: z.number().int().nonnegative().default(0),
-});
+})
+  // The entry's check, said in JSON Schema: a GPU profile asks for at least one GPU a replica.
+  .meta({ if: { required: ["gpu"] }, then: { required: ["gpus_per_replica"], properties: { gpus_per_replica: { minimum: 1 } } } });
 export type Profile = z.infer<typeof profile>;
 
 export const modelEntry = z

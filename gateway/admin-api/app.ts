@@ -40,6 +40,8 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   // After the token: the methods of /api/v1 are behind it, as its document is.
   app.use(methodGuard(adminOperations, (req, res, next) => next(new AdminError(405, `${req.method} is not allowed on ${req.path}; allowed: ${String(res.getHeader("allow"))}`))));
   app.use("/api/v1", express.json({ limit: "1mb" }));
+  // PostgreSQL's text and jsonb cannot keep U+0000: refused here, before anything is stored.
+  app.use("/api/v1", (req, _res, next) => next(holdsNul(req.body) ? new AdminError(400, "the body holds U+0000, which no name or text may") : undefined));
   app.get("/api/v1/openapi.json", serveAdminOpenApi);
   app.use("/api/v1", nodeRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", catalogRoutes(opts.db, opts.temporal));
@@ -63,3 +65,6 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use(adminErrorHandler);
   return app;
 }
+
+const holdsNul = (v: unknown): boolean =>
+  typeof v === "string" ? v.includes("\u0000") : Array.isArray(v) ? v.some(holdsNul) : !!v && typeof v === "object" && Object.entries(v).some(([k, x]) => k.includes("\u0000") || holdsNul(x));

@@ -43,6 +43,7 @@ export function adminRun(p: Platform, f: AdminFixtures): Omit<SchemathesisRun, "
     baseUrl: p.adminUrl,
     auth: { adminToken: { bearer: p.adminToken } },
     headers: { Authorization: `Bearer ${p.adminToken}` },
+    allowNul: false,
     operations: [
       ...["GET /api/v1/models/{name}", "GET /api/v1/models/{name}/placement", "PUT /api/v1/models/{name}/prices", "GET /api/v1/models/{name}/settings", "PATCH /api/v1/models/{name}/settings"].map(model),
       ...["serve", "scale", "stop", "upgrade", "canary"].map((a) => model(`POST /api/v1/models/{name}/${a}`)),

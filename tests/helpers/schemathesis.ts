@@ -36,6 +36,8 @@ export interface SchemathesisRun {
   /** securityScheme name → value: { bearer } or { api_key }. */
   auth: Record<string, { bearer: string } | { api_key: string }>;
   operations: OperationValues[];
+  /** false: no U+0000 in drawn text (the admin API refuses it: the store cannot keep it). */
+  allowNul?: boolean;
   /** Sent on every request, the document's own included (the admin API's is behind its token). */
   headers?: Record<string, string>;
   /** A Python file of hooks (SCHEMATHESIS_HOOKS), and the variables it reads. */
@@ -61,6 +63,7 @@ export function schemathesisConfig(run: SchemathesisRun): string {
     // The same cases on every run: a failure reproduces, and the run time stays what it was measured at.
     "deterministic = true",
     'database = "none"',
+    ...(run.allowNul === false ? ["allow-x00 = false"] : []),
     "",
     "[checks]",
     "enabled = false",
