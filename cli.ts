@@ -6,6 +6,7 @@ import { missingGatewayNodeFlags, tuneGatewayHeap } from "./gateway/heap-tuning.
 
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
+  run [--only a,b]       run the gateway, workers and agent, each restarted when it dies
   gateway                client API, admin API, metrics, Control gRPC
   worker [temporal|usage|all]   Temporal worker and/or the BullMQ consumers (usage ledger, notifications)
   agent                  the node agent (gRPC)
@@ -32,6 +33,11 @@ function untilSignal(name: string, close: () => Promise<void>): void {
   };
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
+  // Under `llmgw run`/`up` stdin is a pipe from the supervisor: when it closes, the supervisor is gone.
+  if (process.env.LLMGW_SUPERVISED === "1") {
+    process.stdin.on("end", () => stop("the supervisor's exit")).on("error", () => undefined);
+    process.stdin.resume();
+  }
 }
 
 async function migrateStore(): Promise<void> {
@@ -125,8 +131,13 @@ async function main(argv: string[]): Promise<number | null> {
       return 0;
     case "up": {
       setLogProcess("up");
-      const { up } = await import("./scripts/up.ts");
+      const { up } = await import("./launcher/up.ts");
       return up();
+    }
+    case "run": {
+      setLogProcess("run");
+      const { run } = await import("./launcher/run.ts");
+      return run(rest);
     }
     case "doctor": {
       const { doctor } = await import("./doctor/index.ts");

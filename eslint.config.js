@@ -5,7 +5,7 @@ import { defineConfig } from "eslint/config";
 import tseslint from "typescript-eslint";
 
 export default defineConfig(
-  { ignores: ["node_modules/", ".data/", "common/generated/", "coverage/", "dist/"] },
+  { ignores: ["node_modules/", ".data/", ".venv/", "common/generated/", "coverage/", "dist/"] },
   js.configs.recommended,
   tseslint.configs.recommended,
   {

@@ -20,6 +20,8 @@ const schema = z.object({
   LLMGW_METRICS_PORT: port.default(9091),
   LLMGW_WORKER_METRICS_PORT: port.default(9092),
   LLMGW_AGENT_METRICS_PORT: port.default(9093),
+  /** `llmgw run`/`up`'s own /metrics (its restarts); 0 picks a free port. */
+  LLMGW_RUN_METRICS_PORT: port.default(9094),
   LLMGW_CONTROL_PORT: port.default(7071),
   LLMGW_CONTROL_ADDRESS: z.string().default("127.0.0.1:7071"),
   LLMGW_AGENT_PORT: port.default(7070),

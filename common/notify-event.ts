@@ -11,6 +11,7 @@ export const NOTIFY_KINDS = {
   node_lost: "a node went unheard past LLMGW_NODE_LOST_MS; its replicas are placed elsewhere",
   model_parked: "a model's repairs failed in a row; its dead replicas are no longer replaced until an operator serves it",
   budget_spent: "an org's, team's, project's or key's monthly budget is spent; its requests are refused until next month",
+  process_crashing: "a process `llmgw run` (or `up`) supervises died 5 times within a minute; it is started again as the limit allows",
   adapter_published: "a trained LoRA adapter was loaded on every replica of its model and is served by its name",
   test: "sent by `llmgw ctl notify test` to check the webhooks",
 } as const;

@@ -1,12 +1,14 @@
-// `llmgw up`: the whole platform on this machine. Starts the gateway, a Temporal worker, the usage
-// worker and one agent as children, serves sim-chat through the serve workflow, writes
-// .data/endpoints.json and prints how to use it. Ctrl-C stops every child.
+// `llmgw up`: the whole platform on this machine. Runs the gateway, a Temporal worker, the usage
+// worker and one agent under the supervisor (launcher/run.ts: a process that dies is started again),
+// serves sim-chat through the serve workflow, writes .data/endpoints.json and prints how to use it.
+// Ctrl-C stops every process, in order.
 import fs from "node:fs";
 import path from "node:path";
 import { config } from "../common/config.ts";
-import { startChild, stopChild, tail, waitFor, type Child } from "../common/children.ts";
+import { tail, waitFor } from "../common/children.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
 import { adminClientFor } from "../ctl/admin-client.ts";
+import { PROCESSES, startRun, untilStopped } from "./run.ts";
 
 const MODEL = "sim-chat";
 
@@ -28,33 +30,17 @@ export async function up(): Promise<number> {
   const host = c.LLMGW_HOST === "0.0.0.0" ? "127.0.0.1" : c.LLMGW_HOST;
   const clientUrl = `http://${host}:${c.LLMGW_CLIENT_PORT}`;
   const adminUrl = `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
-  const env = { ...process.env, LLMGW_AGENT_STOP_ENGINES_ON_EXIT: "1" };
+  // Engines stop with the platform here (not when the agent is merely restarted: a crash runs no
+  // shutdown), and listen on loopback only: this machine is the whole cluster.
+  const env = { ...process.env, LLMGW_AGENT_STOP_ENGINES_ON_EXIT: "1", LLMGW_ENGINE_HOST: process.env.LLMGW_ENGINE_HOST ?? "127.0.0.1" };
 
   const say = (s: string) => process.stderr.write(`llmgw up: ${s}\n`);
   say(`starting the gateway, workers and agent (logs in ${logDir})`);
-  const children: Child[] = [
-    startChild("gateway", ["gateway"], { env, logDir }),
-    startChild("worker-temporal", ["worker", "temporal"], { env, logDir }),
-    // Its /metrics on any free port (logged): the Temporal worker holds LLMGW_WORKER_METRICS_PORT.
-    startChild("worker-usage", ["worker", "usage"], { env: { ...env, LLMGW_WORKER_METRICS_PORT: "0" }, logDir }),
-    startChild("agent", ["agent"], { env, logDir }),
-  ];
-
-  let stopping = false;
-  const stopAll = async () => {
-    stopping = true;
-    // The agent goes last so it can stop the engines it runs.
-    await Promise.all(children.filter((ch) => ch.name !== "agent").map((ch) => stopChild(ch)));
-    await stopChild(children.find((ch) => ch.name === "agent")!);
-  };
-  const died = new Promise<Child>((resolve) => {
-    for (const ch of children) void ch.exited.then(() => !stopping && resolve(ch));
-  });
-  const signalled = new Promise<string>((resolve) => {
-    process.once("SIGINT", () => resolve("SIGINT"));
-    process.once("SIGTERM", () => resolve("SIGTERM"));
-  });
-
+  // Before it is up, a process that keeps dying (a bad setting, a taken port) ends `up` with its log.
+  let crashLooping: (e: { name: string; logFile: string }) => void = () => undefined;
+  const crashLoop = new Promise<{ name: string; logFile: string }>((resolve) => (crashLooping = resolve));
+  const running = await startRun({ processes: PROCESSES, env, logDir, onCrashLoop: (name, logFile) => crashLooping({ name, logFile }) });
+  const signalled = untilStopped();
   const admin = adminClientFor(adminUrl, adminToken).request;
 
   try {
@@ -72,10 +58,10 @@ export async function up(): Promise<number> {
       }, 180_000, 500);
       return apiKey;
     })();
-    const first = await Promise.race([ready.then((k) => ({ key: k })), died.then((ch) => ({ died: ch })), signalled.then((s) => ({ signal: s }))]);
-    if ("died" in first) throw new Error(`${first.died.name} exited:\n${tail(first.died.logFile)}`);
+    const first = await Promise.race([ready.then((k) => ({ key: k })), signalled.then((s) => ({ signal: s })), crashLoop.then((e) => ({ crashed: e }))]);
+    if ("crashed" in first) throw new Error(`${first.crashed.name} keeps exiting:\n${tail(first.crashed.logFile)}`);
     if ("signal" in first) {
-      await stopAll();
+      await running.stop();
       return 130;
     }
     const endpoints: Endpoints = {
@@ -89,14 +75,14 @@ export async function up(): Promise<number> {
     fs.writeFileSync(endpointsFile, JSON.stringify(endpoints, null, 2) + "\n", { mode: 0o600 });
     fs.chmodSync(endpointsFile, 0o600);
     process.stdout.write(banner(endpoints, endpointsFile));
-    const end = await Promise.race([died.then((ch) => ({ died: ch })), signalled.then((s) => ({ signal: s }))]);
-    if ("died" in end) throw new Error(`${end.died.name} exited:\n${tail(end.died.logFile)}`);
+    // A process that dies from here on is started again by the supervisor: only a signal ends it.
+    await signalled;
     say("stopping");
-    await stopAll();
+    await running.stop();
     return 0;
   } catch (err) {
     say((err as Error).message);
-    await stopAll();
+    await running.stop();
     return 1;
   }
 }
