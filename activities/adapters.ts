@@ -9,16 +9,14 @@ import { config } from "../common/config.ts";
 import { raise } from "../common/notifier.ts";
 import type { ModelAdapter } from "../common/generated/prisma/client.ts";
 import type { ReplicaRef } from "../workflows/model-types.ts";
-import type { ActivityDeps } from "./deps.ts";
+import { perNode, type ActivityDeps, type NodeRef } from "./deps.ts";
 import { engineAuth } from "../common/engine-key.ts";
 
 const CHUNK = 1 << 20;
 
 const clients = new Map<string, AdapterApi>();
-function adaptersAt(deps: ActivityDeps, address: string): AdapterApi {
-  let c = clients.get(address);
-  if (!c) clients.set(address, (c = adapterClient(address, deps.clusterToken, deps.tls)));
-  return c;
+function adaptersAt(deps: ActivityDeps, node: NodeRef): AdapterApi {
+  return perNode(clients, node, (t) => adapterClient(t, deps.clusterToken, deps.tls));
 }
 
 export function closeAdapterClients(): void {
@@ -65,7 +63,7 @@ async function engineLists(url: string, name: string, headers: Record<string, st
 async function loadOnto(deps: ActivityDeps, a: ModelAdapter, replica: ReplicaRef): Promise<AdapterLoad> {
   const node = await deps.db.node.findUnique({ where: { id: replica.nodeId } });
   if (!node) throw ApplicationFailure.nonRetryable(`node ${replica.nodeId} is not registered`, "UnknownNode");
-  const api = adaptersAt(deps, node.address);
+  const api = adaptersAt(deps, node);
   await sendFile(api, a);
   let r;
   try {

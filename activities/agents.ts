@@ -3,7 +3,7 @@
 import { ApplicationFailure, Context, heartbeat } from "@temporalio/activity";
 import * as grpc from "@grpc/grpc-js";
 import type { ReplicaRef } from "../workflows/model-types.ts";
-import { agentAt, type ActivityDeps } from "./deps.ts";
+import { agentAt, type ActivityDeps, type NodeRef } from "./deps.ts";
 import { replicaRecords } from "./catalog.ts";
 import { announce } from "./router-feed.ts";
 import { loadModelAdapters } from "./adapters.ts";
@@ -13,10 +13,10 @@ import { fetchActivities } from "./fetch-weights.ts";
 
 const READY_POLL_MS = 300;
 
-async function nodeAddress(deps: ActivityDeps, nodeId: string): Promise<string> {
+async function nodeRef(deps: ActivityDeps, nodeId: string): Promise<NodeRef> {
   const node = await deps.db.node.findUnique({ where: { id: nodeId } });
   if (!node) throw ApplicationFailure.nonRetryable(`node ${nodeId} is not registered`, "UnknownNode");
-  return node.address;
+  return node;
 }
 
 /** Requests running plus waiting on an engine, from its metrics (each engine's names); null if unreadable. */
@@ -32,10 +32,10 @@ async function engineBusy(url: string, headers: Record<string, string>): Promise
 }
 
 async function waitReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
-  const address = await nodeAddress(deps, input.replica.nodeId);
+  const node = await nodeRef(deps, input.replica.nodeId);
   const ctx = Context.current();
   for (;;) {
-    const { replicas } = await agentAt(deps, address).listReplicas();
+    const { replicas } = await agentAt(deps, node).listReplicas();
     const mine = replicas.find((r) => r.replicaId === input.replica.id);
     if (!mine) throw ApplicationFailure.nonRetryable(`replica ${input.replica.id} is not on node ${input.replica.nodeId}`, "ReplicaGone");
     if (mine.state === "REPLICA_STATE_EXITED") {
@@ -84,12 +84,12 @@ export function agentActivities(deps: ActivityDeps) {
       /** What the engine loads: the path fetchWeights returned, or a hub id; absent: the catalog's path or hub id. */
       weights?: string;
     }): Promise<ReplicaRef> {
-      const address = await nodeAddress(deps, input.nodeId);
+      const node = await nodeRef(deps, input.nodeId);
       const v = await deps.db.modelVersion.findUnique({ where: { id: input.versionId }, select: { source: true, contextLength: true } });
       const source = (v?.source ?? {}) as { path?: string; hub?: string };
       let status;
       try {
-        status = await agentAt(deps, address).startReplica({
+        status = await agentAt(deps, node).startReplica({
           replicaId: input.replicaId,
           model: input.model,
           version: input.version,
@@ -138,7 +138,7 @@ export function agentActivities(deps: ActivityDeps) {
       if (!node || Date.now() - node.lastSeen.getTime() >= deps.nodeFreshMs) return { idle: false };
       const beat = setInterval(() => heartbeat({ draining: input.replica.id }), READY_POLL_MS * 3);
       try {
-        const r = await agentAt(deps, node.address).drain(
+        const r = await agentAt(deps, node).drain(
           { replicaId: input.replica.id, graceMs: input.graceMs },
           { timeoutMs: input.graceMs + 10_000, signal: ctx.cancellationSignal },
         );
@@ -167,7 +167,7 @@ export function agentActivities(deps: ActivityDeps) {
       const node = await deps.db.node.findUnique({ where: { id: input.replica.nodeId } });
       // A lost node cannot be asked; its agent kills engines nobody wants when it comes back.
       if (node && Date.now() - node.lastSeen.getTime() < deps.nodeFreshMs) {
-        await agentAt(deps, node.address).stopReplica({ replicaId: input.replica.id, graceMs: 5000 });
+        await agentAt(deps, node).stopReplica({ replicaId: input.replica.id, graceMs: 5000 });
       }
       await deps.db.replica.deleteMany({ where: { id: input.replica.id } });
     },
@@ -182,7 +182,7 @@ export function agentActivities(deps: ActivityDeps) {
       const live: (ReplicaRef & { ready: boolean })[] = [];
       for (const r of records) {
         if (!byAddress.has(r.address)) {
-          const running = await agentAt(deps, r.address)
+          const running = await agentAt(deps, { id: r.nodeId, address: r.address })
             .listReplicas()
             .then((l) => new Set(l.replicas.filter((x) => x.state !== "REPLICA_STATE_EXITED").map((x) => x.replicaId)))
             .catch(() => null);

@@ -17,14 +17,23 @@ export interface ActivityDeps {
 type AgentClient = ReturnType<typeof agentClient>;
 const clients = new Map<string, AgentClient>();
 
-/** One gRPC channel per agent address, reused across activities. */
-export function agentAt(deps: ActivityDeps, address: string): AgentClient {
-  let c = clients.get(address);
-  if (!c) {
-    c = agentClient(address, deps.clusterToken, deps.tls);
-    clients.set(address, c);
-  }
+/** A node as the store knows it: the agent at `address` must hold `id`'s certificate. */
+export interface NodeRef {
+  id: string;
+  address: string;
+}
+
+/** One client per node and address, cached for the process; made by `make` the first time. */
+export function perNode<C>(cache: Map<string, C>, node: NodeRef, make: (target: { address: string; nodeId: string }) => C): C {
+  const k = `${node.id}@${node.address}`;
+  let c = cache.get(k);
+  if (!c) cache.set(k, (c = make({ address: node.address, nodeId: node.id })));
   return c;
+}
+
+/** One gRPC channel per node, reused across activities; the agent must prove it is that node. */
+export function agentAt(deps: ActivityDeps, node: NodeRef): AgentClient {
+  return perNode(clients, node, (t) => agentClient(t, deps.clusterToken, deps.tls));
 }
 
 export function closeAgentClients(): void {

@@ -93,7 +93,7 @@ export function fetchActivities(deps: ActivityDeps) {
       ctx.cancellationSignal.addEventListener("abort", onCancel, { once: true });
       arm();
       try {
-        const last = await agentAt(deps, node.address).fetch(
+        const last = await agentAt(deps, node).fetch(
           { source: input.fetch.source, sha256: input.fetch.sha256, allowPickle: input.fetch.allowPickle },
           (p) => {
             arm();

@@ -53,7 +53,7 @@ export function nodeActivities(deps: ActivityDeps) {
         out.fresh.push(n.id);
         let running;
         try {
-          running = (await agentAt(deps, n.address).listReplicas({ timeoutMs: 3000 })).replicas;
+          running = (await agentAt(deps, n).listReplicas({ timeoutMs: 3000 })).replicas;
         } catch {
           continue; // Not answering now: the next look, or the lost-node rule, decides.
         }
@@ -68,7 +68,7 @@ export function nodeActivities(deps: ActivityDeps) {
         const known = new Set(n.replicas.map((r) => r.id));
         for (const r of running) {
           if (known.has(r.replicaId) || now - Number(r.startedAtMs) < ORPHAN_GRACE_MS) continue;
-          await agentAt(deps, n.address).stopReplica({ replicaId: r.replicaId, graceMs: 5000 });
+          await agentAt(deps, n).stopReplica({ replicaId: r.replicaId, graceMs: 5000 });
           out.reaped += 1;
         }
       }

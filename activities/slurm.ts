@@ -6,7 +6,7 @@ import { ApplicationFailure, Context, heartbeat } from "@temporalio/activity";
 import { slurmClient, type SlurmApi, type SlurmOp, type SlurmStatus__Output } from "../agent/slurm/client.ts";
 import type { ReplicaRef } from "../workflows/model-types.ts";
 import type { SlurmView } from "../workflows/slurm-types.ts";
-import type { ActivityDeps } from "./deps.ts";
+import { perNode, type ActivityDeps, type NodeRef } from "./deps.ts";
 import { fleetView, requirementFor } from "./fleet.ts";
 import { place } from "./placement-plan.ts";
 import { agentAt } from "./deps.ts";
@@ -16,10 +16,8 @@ const POLL_MS = 500;
 const UNREACHABLE_CHECKS = 10;
 
 const clients = new Map<string, SlurmApi>();
-function slurmAt(deps: ActivityDeps, address: string): SlurmApi {
-  let c = clients.get(address);
-  if (!c) clients.set(address, (c = slurmClient(address, deps.clusterToken, deps.tls)));
-  return c;
+function slurmAt(deps: ActivityDeps, node: NodeRef): SlurmApi {
+  return perNode(clients, node, (t) => slurmClient(t, deps.clusterToken, deps.tls));
 }
 
 function view(s: SlurmStatus__Output): SlurmView {
@@ -35,14 +33,14 @@ function view(s: SlurmStatus__Output): SlurmView {
 }
 
 export function slurmActivities(deps: ActivityDeps) {
-  const address = async (nodeId: string) => {
+  const nodeRef = async (nodeId: string) => {
     const node = await deps.db.node.findUnique({ where: { id: nodeId } });
     if (!node) throw ApplicationFailure.nonRetryable(`node ${nodeId} is not registered`, "UnknownNode");
-    return node.address;
+    return node;
   };
   const slurm = async (nodeId: string, op: SlurmOp): Promise<SlurmView> => {
     try {
-      return view(await slurmAt(deps, await address(nodeId)).call(op));
+      return view(await slurmAt(deps, await nodeRef(nodeId)).call(op));
     } catch (err) {
       // The node's agent has Slurm off: no retry changes that.
       if ((err as { code?: number }).code === 9) throw ApplicationFailure.nonRetryable((err as Error).message, "SlurmDisabled");
@@ -65,7 +63,7 @@ export function slurmActivities(deps: ActivityDeps) {
 
     /** Until the agent runs no engine (heartbeating). */
     async waitNodeEmpty(input: { nodeId: string }): Promise<void> {
-      const agent = agentAt(deps, await address(input.nodeId));
+      const agent = agentAt(deps, await nodeRef(input.nodeId));
       const ctx = Context.current();
       for (;;) {
         const { replicas } = await agent.listReplicas();

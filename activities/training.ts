@@ -8,7 +8,7 @@ import path from "node:path";
 import { ApplicationFailure, Context, heartbeat } from "@temporalio/activity";
 import { trainClient, type TrainApi, type TrainerStatus__Output } from "../agent/train/client.ts";
 import { config } from "../common/config.ts";
-import type { ActivityDeps } from "./deps.ts";
+import { perNode, type ActivityDeps, type NodeRef } from "./deps.ts";
 import { fleetView } from "./fleet.ts";
 import { filePath } from "./jobs.ts";
 import { USABLE_GPU_MEMORY } from "./placement-plan.ts";
@@ -19,10 +19,8 @@ const CHUNK = 1 << 20;
 const LOST_AFTER = 20;
 
 const clients = new Map<string, TrainApi>();
-function trainerAt(deps: ActivityDeps, address: string): TrainApi {
-  let c = clients.get(address);
-  if (!c) clients.set(address, (c = trainClient(address, deps.clusterToken, deps.tls)));
-  return c;
+function trainerAt(deps: ActivityDeps, node: NodeRef): TrainApi {
+  return perNode(clients, node, (t) => trainClient(t, deps.clusterToken, deps.tls));
 }
 
 export const artifactFileId = (jobId: string) => `file-${jobId}`;
@@ -31,7 +29,7 @@ export function trainingActivities(deps: ActivityDeps) {
   const agent = async (nodeId: string) => {
     const node = await deps.db.node.findUnique({ where: { id: nodeId } });
     if (!node) throw ApplicationFailure.nonRetryable(`node ${nodeId} is not registered`, "NodeLost");
-    return trainerAt(deps, node.address);
+    return trainerAt(deps, node);
   };
 
   return {

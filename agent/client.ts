@@ -4,7 +4,7 @@
 // ServiceError, whose `code` and `details` are the agent's.
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, deadline, tokenMetadata, type AgentClient, type NodeInfo__Output, type ReplicaStatus__Output } from "../common/proto.ts";
-import { dial, type GrpcTls } from "../common/tls/credentials.ts";
+import { dialAgent, type AgentTarget, type GrpcTls } from "../common/tls/credentials.ts";
 import type { StartReplicaRequest } from "../common/generated/proto/llmgw/agent/v1/StartReplicaRequest.ts";
 import type { StopReplicaRequest } from "../common/generated/proto/llmgw/agent/v1/StopReplicaRequest.ts";
 import type { StopReplicaResponse__Output } from "../common/generated/proto/llmgw/agent/v1/StopReplicaResponse.ts";
@@ -39,8 +39,8 @@ export interface AgentApi {
   close(): void;
 }
 
-export function agentClient(address: string, token: string, tls: GrpcTls | null, defaults: { timeoutMs?: number } = {}): AgentApi {
-  const client = dial(agentProto().Agent, address, tls, "node") as unknown as AgentClient;
+export function agentClient(target: AgentTarget, token: string, tls: GrpcTls | null, defaults: { timeoutMs?: number } = {}): AgentApi {
+  const client = dialAgent(agentProto().Agent, target, tls) as unknown as AgentClient;
   const ms = (o?: CallOpts) => o?.timeoutMs ?? defaults.timeoutMs ?? 10_000;
 
   const call = <Res>(

@@ -1,7 +1,7 @@
 // The control plane's side of the agent's adapter calls: token and deadline on every call.
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, deadline, tokenMetadata, type AgentClient } from "../../common/proto.ts";
-import { dial, type GrpcTls } from "../../common/tls/credentials.ts";
+import { dialAgent, type AgentTarget, type GrpcTls } from "../../common/tls/credentials.ts";
 import type { PutAdapterRequest } from "../../common/generated/proto/llmgw/agent/v1/PutAdapterRequest.ts";
 import type { AdapterFile__Output } from "../../common/generated/proto/llmgw/agent/v1/AdapterFile.ts";
 import type { LoadAdapterRequest } from "../../common/generated/proto/llmgw/agent/v1/LoadAdapterRequest.ts";
@@ -14,8 +14,8 @@ export interface AdapterApi {
 }
 
 /** `loadMs`: a load waits for the engine to read the weights, which takes longer than a chunk. */
-export function adapterClient(address: string, token: string, tls: GrpcTls | null, timeoutMs = 30_000, loadMs = 5 * 60_000): AdapterApi {
-  const client = dial(agentProto().Agent, address, tls, "node") as unknown as AgentClient;
+export function adapterClient(target: AgentTarget, token: string, tls: GrpcTls | null, timeoutMs = 30_000, loadMs = 5 * 60_000): AdapterApi {
+  const client = dialAgent(agentProto().Agent, target, tls) as unknown as AgentClient;
   const call = <Res>(ms: number, fn: (md: grpc.Metadata, o: grpc.CallOptions, cb: grpc.requestCallback<Res>) => unknown): Promise<Res> =>
     new Promise((resolve, reject) => fn(tokenMetadata(token), deadline(ms), (err, res) => (err ? reject(err) : resolve(res as Res))));
   return {

@@ -2,7 +2,7 @@
 // on every call, like agent/client.ts for engines.
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, deadline, tokenMetadata, type AgentClient } from "../../common/proto.ts";
-import { dial, type GrpcTls } from "../../common/tls/credentials.ts";
+import { dialAgent, type AgentTarget, type GrpcTls } from "../../common/tls/credentials.ts";
 import type { SlurmStatus__Output } from "../../common/generated/proto/llmgw/agent/v1/SlurmStatus.ts";
 
 export type { SlurmStatus__Output };
@@ -13,8 +13,8 @@ export interface SlurmApi {
   close(): void;
 }
 
-export function slurmClient(address: string, token: string, tls: GrpcTls | null): SlurmApi {
-  const client = dial(agentProto().Agent, address, tls, "node") as unknown as AgentClient;
+export function slurmClient(target: AgentTarget, token: string, tls: GrpcTls | null): SlurmApi {
+  const client = dialAgent(agentProto().Agent, target, tls) as unknown as AgentClient;
   return {
     call: (op, o = {}) =>
       new Promise((resolve, reject) => {

@@ -1,7 +1,7 @@
 // The control plane's side of the agent's training calls: token and deadline on every call.
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, deadline, tokenMetadata, type AgentClient } from "../../common/proto.ts";
-import { dial, type GrpcTls } from "../../common/tls/credentials.ts";
+import { dialAgent, type AgentTarget, type GrpcTls } from "../../common/tls/credentials.ts";
 import type { StartTrainerRequest } from "../../common/generated/proto/llmgw/agent/v1/StartTrainerRequest.ts";
 import type { TrainerStatus__Output } from "../../common/generated/proto/llmgw/agent/v1/TrainerStatus.ts";
 import type { ArtifactChunk__Output } from "../../common/generated/proto/llmgw/agent/v1/ArtifactChunk.ts";
@@ -16,8 +16,8 @@ export interface TrainApi {
   close(): void;
 }
 
-export function trainClient(address: string, token: string, tls: GrpcTls | null, timeoutMs = 30_000): TrainApi {
-  const client = dial(agentProto().Agent, address, tls, "node") as unknown as AgentClient;
+export function trainClient(target: AgentTarget, token: string, tls: GrpcTls | null, timeoutMs = 30_000): TrainApi {
+  const client = dialAgent(agentProto().Agent, target, tls) as unknown as AgentClient;
   const call = <Res>(fn: (md: grpc.Metadata, o: grpc.CallOptions, cb: grpc.requestCallback<Res>) => unknown): Promise<Res> =>
     new Promise((resolve, reject) => fn(tokenMetadata(token), deadline(timeoutMs), (err, res) => (err ? reject(err) : resolve(res as Res))));
   return {

@@ -4,7 +4,7 @@
 import type { PeerCertificate } from "node:tls";
 import * as grpc from "@grpc/grpc-js";
 import { log } from "../logging.ts";
-import { expectPeer, isControl, isNode, uriSans } from "./identity.ts";
+import { expectPeer, isControl, isNode, nodeIdentity, uriSans } from "./identity.ts";
 
 /** A process's side of the agent protocol's TLS: whom it trusts and who it is, kept current. */
 export interface GrpcTls {
@@ -40,12 +40,20 @@ export function serverCredentials(tls: GrpcTls | null, requireClientCertificate:
   return grpc.experimental.createCertificateProviderServerCredentials(tls.provider, tls.provider, requireClientCertificate);
 }
 
-export type PeerKind = "control" | "node";
+/** Whom a channel expects at the other end: the control plane, any node, or one node by its id. */
+export type PeerKind = "control" | "node" | { node: string };
 
 /** A channel's credentials that verify the server against the CA, then its identity. */
 export function channelCredentials(tls: GrpcTls | null, peer: PeerKind): grpc.ChannelCredentials {
   if (!tls) return grpc.credentials.createInsecure();
-  const checkServerIdentity = peer === "control" ? expectPeer(isControl, "the control plane's") : expectPeer(isNode, "an llmgw node's");
+  let checkServerIdentity;
+  if (peer === "control") checkServerIdentity = expectPeer(isControl, "the control plane's");
+  else if (peer === "node") checkServerIdentity = expectPeer(isNode, "an llmgw node's");
+  else {
+    // The node the store says is at that address, and no other: an address can be taken over.
+    const want = nodeIdentity(peer.node);
+    checkServerIdentity = expectPeer((id) => id === want, `node ${peer.node}'s`);
+  }
   return grpc.experimental.createCertificateProviderChannelCredentials(tls.provider, tls.provider, { checkServerIdentity });
 }
 
@@ -60,6 +68,14 @@ type ClientCtor<C> = new (address: string, credentials: grpc.ChannelCredentials,
 /** A generated client for `address`, over TLS to a peer of `peer`'s kind (plaintext where tls is null). */
 export function dial<C>(Ctor: ClientCtor<C>, address: string, tls: GrpcTls | null, peer: PeerKind): C {
   return new Ctor(address, channelCredentials(tls, peer), tls ? TLS_CHANNEL_OPTIONS : {});
+}
+
+/** An agent to call: its address, and the node it must prove to be (any node when only an address is given). */
+export type AgentTarget = string | { address: string; nodeId: string };
+
+/** A generated client for an agent, over TLS to the node `target` names. */
+export function dialAgent<C>(Ctor: ClientCtor<C>, target: AgentTarget, tls: GrpcTls | null): C {
+  return typeof target === "string" ? dial(Ctor, target, tls, "node") : dial(Ctor, target.address, tls, { node: target.nodeId });
 }
 
 /** The identities of a call's peer, from a certificate whose chain verified against the CA (none otherwise). */

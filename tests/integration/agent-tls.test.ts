@@ -228,9 +228,14 @@ test("certificates are renewed before they expire; calls and heartbeats work on 
   await new Promise((r) => setTimeout(r, Math.max(0, first.notAfter - Date.now()) + 1000));
   // New connections both ways, well past the first certificates' expiry: a new channel from the
   // control plane to the agent, and a restarted Control service the agent reconnects to.
-  const client = agentClient(agent.address, TOKEN, tls, { timeoutMs: 5000 });
+  const client = agentClient({ address: agent.address, nodeId: "node-renew" }, TOKEN, tls, { timeoutMs: 5000 });
   closers.push(() => client.close());
   assert.equal((await client.describe()).nodeId, "node-renew");
+  // The control plane calls a node by the id the store has for that address: another node's
+  // certificate there (an address taken over) is refused by the handshake.
+  const elsewhere = agentClient({ address: agent.address, nodeId: "node-other" }, TOKEN, tls, { timeoutMs: 3000 });
+  closers.push(() => elsewhere.close());
+  await assert.rejects(elsewhere.describe(), (err: grpc.ServiceError) => err.code === grpc.status.UNAVAILABLE);
   // The renewed server certificate did not loosen the handshake: a client without one is still refused.
   const noCertificate = grpc.experimental.createCertificateProviderChannelCredentials(tlsOf(tls.caPem(), null).provider, null, { checkServerIdentity: () => undefined });
   const bare = new (agentProto().Agent)(agent.address, noCertificate, TLS_CHANNEL_OPTIONS);
