@@ -1,28 +1,13 @@
 // model/<name>: one long-lived workflow per model holding its desired state. Commands arrive as
 // updates and run one at a time as child workflows, so two operations never fight over a model.
-import {
-  allHandlersFinished,
-  ApplicationFailure,
-  condition,
-  continueAsNew,
-  executeChild,
-  patched,
-  setHandler,
-  sleep,
-  workflowInfo,
-} from "@temporalio/workflow";
+import { allHandlersFinished, ApplicationFailure, condition, continueAsNew, patched, setHandler, workflowInfo } from "@temporalio/workflow";
 import { settled } from "./handlers-first.ts";
 import { SignalDecisions } from "./signal-decisions.ts";
-import { serveModel } from "./serve.ts";
 import { canaryUpdate, evacuateSignal, publishUpdate, repairSignal, serveUpdate, stateQuery, upgradeUpdate } from "./messages.ts";
-import { canary } from "./canary.ts";
-import { evacuateNode } from "./evacuate-node.ts";
+import { runOperation } from "./model-operations.ts";
 import { operationWorkflowId, type ModelState, type OperationRecord } from "./model-types.ts";
-import { installOnDemand, noteServed, runOnDemand } from "./on-demand.ts";
-import { publishAdapter } from "./publish-adapter.ts";
+import { installOnDemand } from "./on-demand.ts";
 import { quick } from "./replica-steps.ts";
-import { rollingUpgrade } from "./rolling-upgrade.ts";
-import { operationSearchAttributes } from "./search-attributes.ts";
 
 /** Finished operations kept in the state (and so in the `state` query); older ones live in Temporal's history. */
 const KEEP_OPERATIONS = 50;
@@ -31,8 +16,6 @@ const HISTORY_LIMIT = 2000;
 const MAX_PENDING = 10;
 /** Repairs that fail in a row before the model is parked (it stops replacing dead replicas). */
 const MAX_FAILED_REPAIRS = 3;
-/** Waits between repairs grow: 2 s, 4 s, 8 s … up to a minute. */
-const repairBackoffMs = (failed: number) => Math.min(60_000, 2_000 * 2 ** failed);
 
 type NewOperation = OperationRecord extends infer O ? (O extends OperationRecord ? Omit<O, "id" | "state"> : never) : never;
 
@@ -119,57 +102,9 @@ export async function modelEntity(initial: ModelState): Promise<void> {
     op.state = "running";
     if (op.kind === "serve" && !op.repair && decisions.deferred) unpark();
     try {
-      if (op.kind === "serve" && op.repair) {
-        if (state.failedRepairs) await sleep(repairBackoffMs(state.failedRepairs));
-        // Repair toward what is wanted now, not when the replica died (an upgrade may have run since).
-        if (state.desired) op.command = { ...state.desired };
-      }
-      if (op.kind === "evacuate") {
-        await executeChild(evacuateNode, {
-          workflowId: op.id,
-          args: [{ model: state.name, nodeId: op.command.nodeId }],
-          typedSearchAttributes: operationSearchAttributes(state.name, "evacuate", op.command.nodeId),
-          memo: { summary: `move ${state.name}'s replicas off ${op.command.nodeId}` },
-        });
-      } else if (op.kind === "canary") {
-        const c = op.command;
-        op.decision = await executeChild(canary, {
-          workflowId: op.id,
-          args: [{ model: state.name, ...c, serving: state.desired?.replicas ?? 1 }],
-          typedSearchAttributes: operationSearchAttributes(state.name, "canary"),
-          memo: { summary: `canary ${state.name} ${c.version} at ${c.weight}% for ${Math.round(c.durationMs / 1000)} s` },
-        });
-        if (op.decision.decision === "promoted") {
-          state.desired = { version: c.version, engine: c.engine, args: c.args, contextLength: c.contextLength, replicas: state.desired?.replicas ?? 1 };
-        }
-      } else if (op.kind === "publish") {
-        await executeChild(publishAdapter, {
-          workflowId: op.id,
-          args: [{ model: state.name, ...op.command }],
-          typedSearchAttributes: operationSearchAttributes(state.name, "publish"),
-          memo: { summary: `publish LoRA adapter ${op.command.name} to ${state.name}, one replica at a time` },
-        });
-      } else if (op.kind === "wake" || op.kind === "sleep") {
-        await runOnDemand(state, op);
-      } else if (op.kind === "serve") {
-        await executeChild(serveModel, {
-          workflowId: op.id,
-          args: [{ model: state.name, ...op.command }],
-          typedSearchAttributes: operationSearchAttributes(state.name, "serve"),
-          memo: { summary: `serve ${state.name} ${op.command.version} on ${op.command.engine} ×${op.command.replicas}` },
-        });
-        state.desired = op.command;
-        noteServed(state);
-      } else {
-        const c = op.command;
-        const { replicas } = await executeChild(rollingUpgrade, {
-          workflowId: op.id,
-          args: [{ model: state.name, ...c, replicas: state.desired?.replicas }],
-          typedSearchAttributes: operationSearchAttributes(state.name, "upgrade"),
-          memo: { summary: `upgrade ${state.name} to ${c.version} on ${c.engine}, ${c.wave} per wave` },
-        });
-        state.desired = { version: c.version, engine: c.engine, args: c.args, contextLength: c.contextLength, replicas };
-      }
+      // Each step's promise is awaited here, in the loop itself (model-operations.ts says why).
+      const steps = runOperation(state, op);
+      for (let step = steps.next(); !step.done; step = steps.next(await step.value));
       op.state = "completed";
       if (op.kind === "serve" && op.repair) state.failedRepairs = 0;
     } catch (err) {
