@@ -2,10 +2,11 @@
 // model's own workflow does it, one operation at a time), and wait until the node is empty.
 import { ApplicationFailure, getExternalWorkflowHandle, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { DRAIN } from "./activity-options.ts";
 import { evacuateSignal, progressQuery } from "./messages.ts";
 import { modelWorkflowId, type OperationProgress } from "./model-types.ts";
 
-const act = proxyActivities<Activities>({ startToCloseTimeout: "30 seconds", retry: { maximumInterval: "10 seconds" } });
+const act = proxyActivities<Activities>(DRAIN);
 
 const POLL_MS = 1000;
 

@@ -4,14 +4,12 @@
 // resumes where the node's download stopped.
 import { proxyActivities, setHandler } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { QUICK, weightFetch } from "./activity-options.ts";
 import type { WeightsPlan } from "../activities/fetch-weights.ts";
 import { fetchProgressSignal } from "./messages.ts";
 import type { FetchProgressReport } from "./model-types.ts";
 
-const lookup = proxyActivities<Activities>({
-  startToCloseTimeout: "30 seconds",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 8 },
-});
+const lookup = proxyActivities<Activities>(QUICK);
 
 /**
  * The weights a replica's engine loads, given its node: fetched there once (the path the agent
@@ -25,11 +23,7 @@ export function weightsFor(versionId: string, onProgress?: (p: FetchProgressRepo
     plan ??= lookup.weightsPlan({ versionId });
     const p = await plan;
     if (!p.fetch) return p.weights;
-    const fetching = proxyActivities<Activities>({
-      startToCloseTimeout: "7 days",
-      heartbeatTimeout: p.stallMs,
-      retry: { initialInterval: "1 second", maximumInterval: "30 seconds", maximumAttempts: 6 },
-    });
+    const fetching = proxyActivities<Activities>(weightFetch(p.stallMs));
     const got = await fetching.fetchWeights({ replicaId, nodeId, fetch: p.fetch, report: onProgress !== undefined });
     return got.path;
   };

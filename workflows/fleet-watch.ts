@@ -3,10 +3,11 @@
 // died (their models are told to repair), and has agents stop engines nobody wants.
 import { continueAsNew, getExternalWorkflowHandle, proxyActivities, sleep } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { FLEET_WATCH } from "./activity-options.ts";
 import { evacuateSignal, repairSignal } from "./messages.ts";
 import { modelWorkflowId } from "./model-types.ts";
 
-const act = proxyActivities<Activities>({ startToCloseTimeout: "1 minute", retry: { maximumInterval: "10 seconds" } });
+const act = proxyActivities<Activities>(FLEET_WATCH);
 
 export interface FleetWatchInput {
   everyMs: number;

@@ -4,7 +4,6 @@
 // Cancelled, it takes the prompt out of ComfyUI's queue or interrupts it, then gives the card back.
 import {
   CancellationScope,
-  ActivityCancellationType,
   condition,
   defineSignal,
   getExternalWorkflowHandle,
@@ -13,18 +12,13 @@ import {
   setHandler,
 } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { JOB_QUICK, JOB_RUN } from "./activity-options.ts";
 import { GRANTED_SIGNAL, RELEASE_SIGNAL, jobQueueWorkflowId, type JobResult, type JobSpec } from "./job-types.ts";
 
 const grantedSignal = defineSignal(GRANTED_SIGNAL);
 
-const quick = proxyActivities<Activities>({ startToCloseTimeout: "30 seconds", retry: { maximumAttempts: 10 } });
-const run = proxyActivities<Activities>({
-  startToCloseTimeout: "2 hours",
-  // A worker that dies mid-job is noticed within this and the prompt resumed on another.
-  heartbeatTimeout: "5 seconds",
-  retry: { maximumAttempts: 5, nonRetryableErrorTypes: ["JobFailed"] },
-  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
-});
+const quick = proxyActivities<Activities>(JOB_QUICK);
+const run = proxyActivities<Activities>(JOB_RUN);
 
 export async function comfyJob(spec: JobSpec): Promise<JobResult> {
   let granted = false;

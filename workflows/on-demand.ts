@@ -4,6 +4,7 @@
 // Wake and sleep run as serve children like any other operation, so they never fight another one.
 import { condition, executeChild, patched, proxyActivities, setHandler, sleep } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { ON_DEMAND } from "./activity-options.ts";
 import { settled } from "./handlers-first.ts";
 import { settingsSignal, wakeSignal } from "./messages.ts";
 import type { ModelState, OperationRecord, ServeCommand } from "./model-types.ts";
@@ -12,10 +13,7 @@ import { operationSearchAttributes } from "./search-attributes.ts";
 import { serveModel } from "./serve.ts";
 import type { SignalDecisions } from "./signal-decisions.ts";
 
-const act = proxyActivities<Activities>({
-  startToCloseTimeout: "10 seconds",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 8 },
-});
+const act = proxyActivities<Activities>(ON_DEMAND);
 
 /** Checks at least this far apart, however short idle_after is. */
 const MIN_CHECK_MS = 500;

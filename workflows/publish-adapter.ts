@@ -5,16 +5,12 @@
 // every replica has it, the adapter is ready and the gateways route its name to the model.
 import { ApplicationFailure, CancellationScope, proxyActivities, setHandler } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { ADAPTER_LOAD } from "./activity-options.ts";
 import { progressQuery } from "./messages.ts";
 import type { OperationProgress, PublishInput } from "./model-types.ts";
 import { quick } from "./replica-steps.ts";
 
-// Sending the file heartbeats per chunk; the engine's load can take minutes on a real GPU.
-const loading = proxyActivities<Activities>({
-  startToCloseTimeout: "15 minutes",
-  heartbeatTimeout: "6 minutes",
-  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 5 },
-});
+const loading = proxyActivities<Activities>(ADAPTER_LOAD);
 
 export async function publishAdapter(input: PublishInput): Promise<{ loaded: string[] }> {
   const progress: OperationProgress = { kind: "publish", phase: "loading", wanted: 0, ready: 0, message: "", replicas: [] };

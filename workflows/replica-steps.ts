@@ -2,21 +2,13 @@
 // test, into the router), and retire (out of the router, in-flight requests finish, stop).
 import { CancellationScope, patched, proxyActivities, uuid4 } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { ENGINE_WAIT, QUICK } from "./activity-options.ts";
 import type { FetchProgressReport, ReplicaRef } from "./model-types.ts";
 import { weightsFor } from "./fetch-steps.ts";
 
-export const quick = proxyActivities<Activities>({
-  startToCloseTimeout: "30 seconds",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 8 },
-});
+export const quick = proxyActivities<Activities>(QUICK);
 
-// Waiting for an engine can take long (weights load); the heartbeat, not the total, detects a
-// worker that died, so a retry on another worker follows within seconds.
-const waiting = proxyActivities<Activities>({
-  startToCloseTimeout: "20 minutes",
-  heartbeatTimeout: "5 seconds",
-  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 5 },
-});
+const waiting = proxyActivities<Activities>(ENGINE_WAIT);
 
 export interface VersionSpec {
   model: string;

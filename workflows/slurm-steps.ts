@@ -2,14 +2,8 @@
 // without a limit of attempts, so an agent or a worker restarted mid-way is waited for, not failed.
 import { proxyActivities } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { SLURM_QUICK, SLURM_WAITING } from "./activity-options.ts";
 
-export const slurmQuick = proxyActivities<Activities>({
-  startToCloseTimeout: "45 seconds",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 10 },
-});
+export const slurmQuick = proxyActivities<Activities>(SLURM_QUICK);
 
-export const slurmWaiting = proxyActivities<Activities>({
-  startToCloseTimeout: "7 days",
-  heartbeatTimeout: "10 seconds",
-  retry: { initialInterval: "1 second", maximumInterval: "15 seconds" },
-});
+export const slurmWaiting = proxyActivities<Activities>(SLURM_WAITING);

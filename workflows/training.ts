@@ -5,22 +5,12 @@
 // whole process group.
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
+import { TRAINING_FOLLOWING, TRAINING_PLACING, TRAINING_QUICK } from "./activity-options.ts";
 import { trainingCancelSignal, trainingProgressQuery, type TrainingInput, type TrainingProgress } from "./training-types.ts";
 
-const quick = proxyActivities<Activities>({
-  startToCloseTimeout: "1 minute",
-  retry: { initialInterval: "500 ms", maximumInterval: "10 seconds", maximumAttempts: 10 },
-});
-// Waiting for a free GPU: retried (NoRoom) for up to about an hour.
-const placing = proxyActivities<Activities>({
-  startToCloseTimeout: "30 seconds",
-  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 400 },
-});
-const following = proxyActivities<Activities>({
-  startToCloseTimeout: "7 days",
-  heartbeatTimeout: "15 seconds",
-  retry: { initialInterval: "1 second", maximumInterval: "10 seconds", maximumAttempts: 20 },
-});
+const quick = proxyActivities<Activities>(TRAINING_QUICK);
+const placing = proxyActivities<Activities>(TRAINING_PLACING);
+const following = proxyActivities<Activities>(TRAINING_FOLLOWING);
 
 export async function training(input: TrainingInput): Promise<{ fileId: string }> {
   let cancelled = false;
