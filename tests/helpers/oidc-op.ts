@@ -1,0 +1,129 @@
+// A real OpenID provider for the tests: `oidc-provider` (npm; an OpenID Certified™ implementation of
+// the provider side) in a process of its own, standing in for the company's identity provider
+// (Entra ID, Okta, Keycloak). Dex is not served from the Go module proxy here beyond 2018's v2.13,
+// zitadel's example provider hard-codes its users, and Keycloak's distribution is not served from
+// Maven Central here. It serves discovery, JWKS, the authorization code flow with PKCE, the device
+// flow and refresh, with people, passwords and a `groups` claim the test gives, and its own login
+// form at /interaction/<uid> (posted to /interaction/<uid>/login). Consent is granted without a page.
+//
+// startOidcOp() starts it and resolves once it answers; the process reads its setup from
+// LLMGW_TEST_OP (JSON) so no password is on a command line.
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { fileURLToPath } from "node:url";
+import { freePort } from "./platform.ts";
+
+export interface OpPerson {
+  sub: string;
+  username: string;
+  password: string;
+  email: string;
+  name: string;
+  groups: string[];
+}
+
+export interface OpClient {
+  client_id: string;
+  client_secret?: string;
+  redirect_uris: string[];
+  /** Device flow and refresh are added to the code flow. */
+  public?: boolean;
+}
+
+export interface OidcOp {
+  issuer: string;
+  stop(): Promise<void>;
+}
+
+interface Setup {
+  port: number;
+  people: OpPerson[];
+  clients: OpClient[];
+  /** Lifetime of ID and access tokens, seconds. */
+  tokenTtl: number;
+}
+
+export async function startOidcOp(people: OpPerson[], clients: OpClient[], tokenTtl = 300): Promise<OidcOp> {
+  const port = await freePort();
+  const setup: Setup = { port, people, clients, tokenTtl };
+  const proc = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url)], { env: { ...process.env, LLMGW_TEST_OP: JSON.stringify(setup) }, stdio: ["ignore", "pipe", "inherit"] });
+  const [line] = (await Promise.race([once(proc.stdout!, "data"), once(proc, "exit").then(() => ["exited"])])) as [Buffer | string];
+  if (!String(line).startsWith("listening")) throw new Error(`the test OpenID provider did not start: ${String(line)}`);
+  return {
+    issuer: `http://127.0.0.1:${port}`,
+    stop: async () => {
+      if (proc.exitCode !== null) return;
+      proc.kill("SIGTERM");
+      await once(proc, "exit");
+    },
+  };
+}
+
+async function serve(setup: Setup): Promise<void> {
+  const { default: Provider } = await import("oidc-provider");
+  const issuer = `http://127.0.0.1:${setup.port}`;
+  const byId = new Map(setup.people.map((p) => [p.sub, p]));
+  const provider = new Provider(issuer, {
+    clients: setup.clients.map((c) => ({
+      client_id: c.client_id,
+      ...(c.client_secret ? { client_secret: c.client_secret } : { token_endpoint_auth_method: "none" as const }),
+      redirect_uris: c.redirect_uris,
+      grant_types: ["authorization_code", "refresh_token", ...(c.public ? ["urn:ietf:params:oauth:grant-type:device_code"] : [])],
+      response_types: ["code"],
+    })),
+    pkce: { required: () => true },
+    features: { devInteractions: { enabled: false }, deviceFlow: { enabled: true } },
+    // The ID token carries the granted claims (groups included), as Entra ID and Okta send them.
+    conformIdTokenClaims: false,
+    claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups"] },
+    scopes: ["openid", "email", "profile", "groups", "offline_access"],
+    ttl: { IdToken: setup.tokenTtl, AccessToken: setup.tokenTtl },
+    findAccount: (_ctx, sub) => {
+      const p = byId.get(sub);
+      return p ? { accountId: sub, claims: () => ({ sub, email: p.email, email_verified: true, name: p.name, groups: p.groups }) } : undefined;
+    },
+    // Every scope and claim asked for is granted: consent is not what these tests are about.
+    loadExistingGrant: async (ctx) => {
+      const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
+      grant.addOIDCScope(String(ctx.oidc.params?.scope ?? "openid"));
+      grant.addOIDCClaims(["email", "email_verified", "name", "groups"]);
+      await grant.save();
+      return grant;
+    },
+    interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  });
+  // The provider's own HTTP server, with the login form before it.
+  const http = await import("node:http");
+  const callback = provider.callback();
+  const server = http.createServer(async (req, res) => {
+    const m = /^\/interaction\/([^/]+)(\/login)?$/.exec(req.url ?? "");
+    if (!m) return callback(req, res);
+    try {
+      const details = await provider.interactionDetails(req, res);
+      if (!m[2]) {
+        res.writeHead(200, { "content-type": "text/html" });
+        res.end(`<form method="post" action="/interaction/${details.uid}/login"><input name="username"><input name="password" type="password"><button>Sign in</button></form>`);
+        return;
+      }
+      let body = "";
+      for await (const c of req) body += String(c);
+      const form = new URLSearchParams(body);
+      const who = setup.people.find((p) => p.username === form.get("username") && p.password === form.get("password"));
+      if (!who) {
+        res.writeHead(401, { "content-type": "text/html" });
+        res.end("wrong name or password");
+        return;
+      }
+      await provider.interactionFinished(req, res, { login: { accountId: who.sub } }, { mergeWithLastSubmission: false });
+    } catch (err) {
+      res.writeHead(400, { "content-type": "text/plain" });
+      res.end((err as Error).message);
+    }
+  });
+  server.listen(setup.port, "127.0.0.1", () => process.stdout.write("listening\n"));
+  process.on("SIGTERM", () => server.close(() => process.exit(0)));
+}
+
+if (process.env.LLMGW_TEST_OP && process.argv[1] === fileURLToPath(import.meta.url)) {
+  await serve(JSON.parse(process.env.LLMGW_TEST_OP) as Setup);
+}
