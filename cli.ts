@@ -7,6 +7,7 @@ import { missingGatewayNodeFlags, tuneGatewayHeap } from "./gateway/heap-tuning.
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
   run [--only a,b]       run the gateway, workers and agent, each restarted when it dies
+  units [--dir DIR] …    the systemd units (llmgw-gateway, -worker, -agent, -temporal), written or printed
   gateway                client API, admin API, metrics, Control gRPC
   worker [temporal|usage|all]   Temporal worker and/or the BullMQ consumers (usage ledger, notifications)
   agent                  the node agent (gRPC)
@@ -133,6 +134,11 @@ async function main(argv: string[]): Promise<number | null> {
       setLogProcess("up");
       const { up } = await import("./launcher/up.ts");
       return up();
+    }
+    case "units": {
+      const { unitsCommand } = await import("./launcher/units.ts");
+      const { LLMGW_BIN } = await import("./common/children.ts");
+      return unitsCommand(rest, LLMGW_BIN);
     }
     case "run": {
       setLogProcess("run");
