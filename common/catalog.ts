@@ -6,6 +6,9 @@ import { durationMs } from "./duration.ts";
 
 export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui", "node-llama-cpp"] as const;
 export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+/** The store keeps token counts and replica counts as int32: a larger one is a 400, not the store's error. */
+const INT32 = 2 ** 31 - 1;
+const tokens = () => z.number().int().positive().max(INT32);
 
 const source = z.union([
   z.strictObject({ url: z.url({ protocol: /^https?$/ }), sha256: z.string().regex(/^[a-f0-9]{64}$/).optional() }),
@@ -23,7 +26,9 @@ export const memory = z.strictObject({
   head_dim: z.number().int().positive().optional(),
   kv_cache_dtype_bytes: z.number().positive().max(8).default(2),
   concurrent_sequences: z.number().int().positive().max(4096).default(1),
-});
+})
+  // The version's check below, said in JSON Schema: the KV cache's three figures come together or not at all.
+  .meta({ dependentRequired: { layers: ["kv_heads", "head_dim"], kv_heads: ["layers", "head_dim"], head_dim: ["layers", "kv_heads"] } });
 export type ModelMemory = z.infer<typeof memory>;
 
 const version = z
@@ -32,10 +37,11 @@ const version = z
     engine: z.enum(ENGINES, { error: () => `unknown engine; known: ${ENGINES.join(", ")}` }),
     source: source.default({}),
     args: z.array(z.string().max(1000)).max(100).default([]),
-    context_length: z.number().int().positive().default(4096),
+    // The two rules between fields below are said in the descriptions: JSON Schema cannot compare fields.
+    context_length: tokens().default(4096).describe("at most trained_context, when that is given"),
     /** The context the model was trained for; serving more is refused. */
-    trained_context: z.number().int().positive().optional(),
-    max_output: z.number().int().positive().default(1024),
+    trained_context: tokens().optional().describe("the context the model was trained for: context_length may not exceed it"),
+    max_output: tokens().default(1024).describe("at most context_length"),
     memory: memory.optional(),
   })
   .check((ctx) => {
@@ -75,7 +81,7 @@ export const modelEntry = z
     licence: z.string().optional(),
     routing_profile: z.enum(["chat", "batch", "long-context"]).default("chat"),
     allow_pickle: z.boolean().default(false),
-    min_replicas: z.number().int().nonnegative().default(1),
+    min_replicas: z.number().int().nonnegative().max(INT32).default(1),
     /** min_replicas 0 (on demand): idle this long, the replicas stop; absent: LLMGW_IDLE_AFTER_MS. */
     idle_after: durationMs.optional(),
     /** How long a request waits for the model to wake; absent: LLMGW_WAKE_WAIT_MS. */

@@ -74,7 +74,8 @@ export function catalogRoutes(db: PrismaClient, temporal: Client): Router {
     }
     const entry = parsed.data;
     const impossible = impossibleProfiles(entry, await fleetView({ db, nodeFreshMs: NODE_FRESH_MS }, entry.name));
-    if (impossible.length) throw new AdminError(400, impossible.join("; "), "profiles");
+    // A valid entry the fleet of today cannot hold conflicts with the fleet, not with the schema: a 409.
+    if (impossible.length) throw new AdminError(409, impossible.join("; "), "profiles");
     const model = {
       owner: entry.owner,
       licence: entry.licence ?? null,

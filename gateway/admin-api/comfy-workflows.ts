@@ -61,7 +61,7 @@ function declIssues(d: InputDecl): [string, string][] {
 export const comfyWorkflowEntry = z
   .strictObject({
     name: z.string().regex(MODEL_NAME, "letters, digits, . _ - (at most 64)"),
-    model: z.string().regex(MODEL_NAME, "letters, digits, . _ - (at most 64)"),
+    model: z.string().regex(MODEL_NAME, "letters, digits, . _ - (at most 64)").describe("a ComfyUI model of the catalog: the replica that runs the graph (else a 400)"),
     description: z.string().max(2000).default(""),
     output: z.enum(COMFY_WORKFLOW_OUTPUTS).default("image"),
     inputs: z.array(inputDecl).max(64).default([]),

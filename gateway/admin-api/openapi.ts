@@ -44,7 +44,7 @@ export const adminOperations: Operation[] = [
 
   { method: "get", path: `${V1}/models`, summary: "The catalog: models, versions, replicas", tag: "models", responses: ok("The models", out.modelList) },
   { method: "get", path: `${V1}/models/:name`, summary: "One model, with its entity workflow's state", tag: "models", params: modelNamePath, responses: ok("The model", out.model) },
-  { method: "post", path: `${V1}/models`, summary: "Add or update a model and its versions (model.yaml as JSON)", tag: "catalog", request: modelEntry, responses: { "200": { description: "Updated", schema: out.modelAdded }, "201": { description: "Added", schema: out.modelAdded } } },
+  { method: "post", path: `${V1}/models`, summary: "Add or update a model and its versions (model.yaml as JSON)", tag: "catalog", request: modelEntry, responses: { "200": { description: "Updated", schema: out.modelAdded }, "201": { description: "Added", schema: out.modelAdded }, "400": { description: "Refused, naming the field: the body, or a rule between its fields (see their descriptions)", schema: out.adminError }, "409": { description: "A GPU profile no registered node could hold, for some version", schema: out.adminError } } },
   { method: "delete", path: `${V1}/models/:name`, summary: "Remove a model that serves nothing", tag: "catalog", params: modelNamePath, responses: ok("Removed", out.modelRemoved) },
   { method: "get", path: `${V1}/models/:name/placement`, summary: "Where replicas would go, and why not elsewhere", tag: "catalog", params: modelNamePath, query: placementQuery, responses: ok("The placement", out.placement) },
   { method: "put", path: `${V1}/models/:name/prices`, summary: "Prices per million tokens, per picture or mesh", tag: "catalog", params: modelNamePath, request: strictPriceInput, responses: ok("The prices now", out.modelPrices) },
@@ -58,7 +58,7 @@ export const adminOperations: Operation[] = [
 
   { method: "get", path: `${V1}/comfy-workflows`, summary: "Catalogued ComfyUI workflows that clients run at /v1/workflows/runs", tag: "catalog", responses: ok("The workflows", comfyWorkflowList) },
   { method: "get", path: `${V1}/comfy-workflows/:name`, summary: "One workflow, with its graph", tag: "catalog", params: comfyWorkflowName, responses: ok("The workflow", comfyWorkflowView) },
-  { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved } } },
+  { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved }, "400": { description: "Refused, naming the field: the body, or a model that is not a ComfyUI model of the catalog", schema: out.adminError } } },
   { method: "delete", path: `${V1}/comfy-workflows/:name`, summary: "Remove a workflow", tag: "catalog", params: comfyWorkflowName, responses: ok("Removed", comfyWorkflowRemoved) },
 
   { method: "get", path: `${V1}/operations/*id`, summary: "An operation's state and progress (ids hold slashes: model/NAME/serve/3)", tag: "operations", responses: ok("The operation", out.operation) },

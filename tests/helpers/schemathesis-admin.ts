@@ -1,6 +1,6 @@
 // What schemathesis needs to reach the admin API's operations with valid data: the admin token and
 // real names and ids (a served model of its own, a node, a key, an org, a team, a project, a
-// catalogued workflow). Made through ctl; the run may stop and scale that model, revoke that key.
+// catalogued workflow, a training run). Made through ctl; the run may stop and scale that model, revoke that key.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,7 +13,11 @@ export interface AdminFixtures {
   node: string;
   keyId: string;
   workflow: string;
+  comfyModel: string;
   operation: string;
+  /** A training run, and its workflow: an operation that may still be running, to steer. */
+  training: string;
+  trainingOperation: string;
 }
 
 /** comfyModel: a served ComfyUI model, for the catalogued workflow. */
@@ -32,7 +36,8 @@ export async function adminFixtures(p: Platform, comfyModel: string): Promise<Ad
   const wfFile = path.join(p.dataDir, "st-admin-wf.json");
   fs.writeFileSync(wfFile, JSON.stringify({ name: workflow, model: comfyModel, output: "image", inputs: [], graph: { "1": { class_type: "SaveImage", inputs: {} } } }));
   await ctl(["workflow", "add", "-f", wfFile, "--json"]);
-  return { model, node, keyId, workflow, operation: served.operationId ?? served.id ?? `model/${model}` };
+  const run = await p.admin<{ id: string; operationId: string }>("POST", "/training", { base: model, data: '{"q": "2+2?", "a": "4"}\n', gpuMemoryMiB: 1 });
+  return { model, node, keyId, workflow, comfyModel, operation: served.operationId ?? served.id ?? `model/${model}`, training: run.id, trainingOperation: run.operationId };
 }
 
 export function adminRun(p: Platform, f: AdminFixtures): Omit<SchemathesisRun, "maxExamples" | "workers"> {
@@ -53,9 +58,11 @@ export function adminRun(p: Platform, f: AdminFixtures): Omit<SchemathesisRun, "
         parameters: { id: f.operation },
         skipChecks: { unsupported_method: "an operation id holds slashes, so POST /operations/{id} is POST /operations/{id}/{action}: declared" },
       },
+      at("POST /api/v1/operations/{id}/{action}", { id: f.trainingOperation }),
+      ...["GET /api/v1/training/{id}", "GET /api/v1/training/{id}/artifact"].map((name) => at(name, { id: f.training })),
       ...["cordon", "uncordon"].map((a) => at(`POST /api/v1/nodes/{id}/${a}`, { id: f.node })),
       ...["revoke", "rotate"].map((a) => at(`POST /api/v1/keys/{id}/${a}`, { id: f.keyId })),
     ],
-    hooks: { file: path.join(REPO, "tests/schemathesis/admin_hooks.py"), env: {} },
+    hooks: { file: path.join(REPO, "tests/schemathesis/admin_hooks.py"), env: { ST_COMFY_MODEL: f.comfyModel } },
   };
 }

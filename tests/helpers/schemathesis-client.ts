@@ -106,7 +106,7 @@ export function clientRun(p: Platform, f: ClientFixtures): Omit<SchemathesisRun,
     ],
     hooks: {
       file: path.join(REPO, "tests/schemathesis/client_hooks.py"),
-      env: { ST_PICTURE_B64: PICTURE.toString("base64"), ST_PICTURE_FILE: f.pictureFile, ST_WORKFLOW: f.workflow },
+      env: { ST_PICTURE_B64: PICTURE.toString("base64"), ST_PICTURE_FILE: f.pictureFile, ST_SPARE_FILE: f.spareFile, ST_WORKFLOW: f.workflow, ST_BASE_URL: p.clientUrl, ST_KEY: f.key },
     },
   };
 }

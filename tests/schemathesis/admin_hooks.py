@@ -1,11 +1,18 @@
 # Schemathesis hooks for the admin API (tests/e2e/schemathesis.test.ts).
 #
-# A few rules tie one field of a body to another, which JSON Schema cannot say: a catalog entry names
-# each version and provider once and does not fall back to itself, a workflow's graph uses exactly the
-# placeholders its inputs declare, training data is JSON lines of {"q", "a"}. Cases keep what
-# schemathesis drew with those made to agree; schemathesis checks a case again after a hook edits it,
-# so one made valid here is judged as valid.
+# A few rules tie one field of a body to another, which JSON Schema cannot say (the document says them
+# in words): a catalog entry names each version and provider once and does not fall back to itself, a
+# version's context_length is at most its trained_context and its max_output at most its
+# context_length, a workflow's graph uses exactly the placeholders its inputs declare, training data
+# is JSON lines of {"q", "a"}. And one the store decides: a workflow runs on a ComfyUI model of the
+# catalog (ST_COMFY_MODEL, served by the test; any other name is a 400, as the document says). Cases
+# keep what schemathesis drew with those made to agree; schemathesis checks a case again after a hook
+# edits it, so one made valid here is judged as valid.
+import os
+
 import schemathesis
+
+COMFY_MODEL = os.environ["ST_COMFY_MODEL"]
 
 TRAINING_DATA = '{"q": "2+2?", "a": "4"}\n{"q": "3+3?", "a": "6"}\n'
 
@@ -21,6 +28,23 @@ def once(items, key):
     return out
 
 
+def number(v):
+    # JSON's 16.0 is an integer too: schemathesis draws both.
+    return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def fit_the_context(version):
+    """context_length within trained_context, max_output within context_length (defaults 4096, 1024)."""
+    if not isinstance(version, dict):
+        return
+    context = version.get("context_length", 4096)
+    if number(version.get("trained_context")) and number(context) and context > version["trained_context"]:
+        version["context_length"] = context = version["trained_context"]
+    output = version.get("max_output", 1024)
+    if number(context) and number(output) and output > context:
+        version["max_output"] = context
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     body = case.body
@@ -33,8 +57,14 @@ def before_call(context, case, kwargs):
         for field, key in (("versions", "version"), ("providers", "name")):
             if isinstance(body.get(field), list):
                 body[field] = once(body[field], key)
-    elif label == "POST /api/v1/comfy-workflows" and isinstance(body.get("graph"), dict):
-        body["inputs"] = []
-        body["graph"] = {"1": {"class_type": "SaveImage", "inputs": {}}}
+        if isinstance(body.get("versions"), list):
+            for version in body["versions"]:
+                fit_the_context(version)
+    elif label == "POST /api/v1/comfy-workflows":
+        if isinstance(body.get("graph"), dict):
+            body["inputs"] = []
+            body["graph"] = {"1": {"class_type": "SaveImage", "inputs": {}}}
+        if isinstance(body.get("model"), str):
+            body["model"] = COMFY_MODEL
     elif label == "POST /api/v1/training" and isinstance(body.get("data"), str):
         body["data"] = TRAINING_DATA

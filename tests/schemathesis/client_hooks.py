@@ -2,20 +2,31 @@
 #
 # Valid data for the job routes depends on what the store holds, which no OpenAPI document can
 # say: a 3D job's picture must be a picture (the server sniffs its bytes), its file_id a picture file
-# of the caller's project, and a workflow run's inputs those its catalog entry declares. Cases keep
-# the shape schemathesis drew (image or file_id, every other field) with those values made real;
-# schemathesis checks a case again after a hook edits it, so one made valid here is judged as valid.
-# The same goes for what the served model takes, which its
-# entry in GET /v1/models says and no document can: an answer of at most its max_output (kept at 16
-# tokens here, so the run stays quick), vectors of at most 64 dimensions (the sim's), and a
-# tool_choice that names one of the request's tools.
+# of the caller's project, a workflow run's inputs those its catalog entry declares, and a file
+# deleted must still be there (each valid DELETE gets one uploaded for it). Cases keep the shape
+# schemathesis drew (image or file_id, every other field) with those values made real; schemathesis
+# checks a case again after a hook edits it, so one made valid here is judged as valid. The same goes
+# for what the served model takes, which its entry in GET /v1/models says and no document can: an
+# answer of at most its max_output (kept at 16 tokens here, so the run stays quick), vectors of at
+# most 64 dimensions (the sim's), and a tool_choice that names one of the request's tools.
+import base64
 import os
 
+import requests
 import schemathesis
 
 PICTURE = os.environ["ST_PICTURE_B64"]
 PICTURE_FILE = os.environ["ST_PICTURE_FILE"]
+SPARE_FILE = os.environ["ST_SPARE_FILE"]
 WORKFLOW = os.environ["ST_WORKFLOW"]
+BASE_URL, KEY = os.environ["ST_BASE_URL"], os.environ["ST_KEY"]
+
+
+def fresh_file():
+    # A DELETE takes the file away: each valid one gets a file of its own, uploaded as a client would.
+    r = requests.post(f"{BASE_URL}/v1/files", headers={"authorization": f"Bearer {KEY}"}, data={"purpose": "vision"}, files={"file": ("spare.png", base64.b64decode(PICTURE))}, timeout=30)
+    r.raise_for_status()
+    return r.json()["id"]
 INFERENCE = {"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings", "POST /v1/messages", "POST /v1/messages/count_tokens"}
 
 
@@ -42,9 +53,11 @@ def fit_the_model(body):
 
 @schemathesis.hook
 def before_call(context, case, kwargs):
+    label = case.operation.label
+    if label == "DELETE /v1/files/{id}" and (case.path_parameters or {}).get("id") == SPARE_FILE:
+        case.path_parameters["id"] = fresh_file()
     if not isinstance(case.body, dict):
         return
-    label = case.operation.label
     if label in INFERENCE:
         fit_the_model(case.body)
     elif label == "POST /v1/3d/generations":

@@ -1,7 +1,7 @@
 // An Anthropic Messages request turned into the engine's OpenAI chat request. Tool results become
 // `tool` messages (which OpenAI wants right after the assistant's call, so they go before the
-// user's other content); an assistant's tool_use blocks become its tool_calls.
-import type { AnthropicMessage, ContentBlock, CountTokensRequest, MessagesRequest } from "./schemas.ts";
+// user's other content); an assistant's tool_use blocks become its tool_calls, its thinking is dropped.
+import type { AnthropicMessage, CountTokensRequest, MessagesRequest, UserBlock } from "./schemas.ts";
 
 type OpenAIPart = { type: "text"; text: string } | { type: "image_url"; image_url: { url: string } };
 export type OpenAIMessage =
@@ -58,21 +58,15 @@ function toOpenAIMessages(m: AnthropicMessage): OpenAIMessage[] {
     if (b.type === "tool_result") {
       const text = typeof b.content === "string" ? b.content : (b.content ?? []).map((c) => (c.type === "text" ? c.text : "")).join("");
       out.push({ role: "tool", tool_call_id: b.tool_use_id, content: b.is_error ? `error: ${text}` : text });
-    } else {
-      const part = toOpenAIPart(b);
-      if (part) parts.push(part);
-    }
+    } else parts.push(toOpenAIPart(b));
   }
   const only = parts.length === 1 ? parts[0]! : null;
   if (parts.length) out.push({ role: "user", content: only?.type === "text" ? only.text : parts });
   return out;
 }
 
-function toOpenAIPart(b: ContentBlock): OpenAIPart | null {
+function toOpenAIPart(b: Exclude<UserBlock, { type: "tool_result" }>): OpenAIPart {
   if (b.type === "text") return { type: "text", text: b.text };
-  if (b.type === "image") {
-    const url = b.source.type === "base64" ? `data:${b.source.media_type};base64,${b.source.data}` : b.source.url;
-    return { type: "image_url", image_url: { url } };
-  }
-  return null;
+  const url = b.source.type === "base64" ? `data:${b.source.media_type};base64,${b.source.data}` : b.source.url;
+  return { type: "image_url", image_url: { url } };
 }

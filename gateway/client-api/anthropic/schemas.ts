@@ -22,16 +22,20 @@ const toolResultBlock = z.looseObject({
   is_error: z.boolean().optional(),
 });
 /** Earlier thinking, sent back by clients that replay a conversation; engines do not take it back. */
-const thinkingBlock = z.looseObject({ type: z.enum(["thinking", "redacted_thinking"]) });
+const thinkingBlock = z.looseObject({ type: z.literal("thinking"), thinking: z.string(), signature: z.string() });
+const redactedThinkingBlock = z.looseObject({ type: z.literal("redacted_thinking"), data: z.string() });
 
-export const contentBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolUseBlock, toolResultBlock, thinkingBlock]);
-export type ContentBlock = z.infer<typeof contentBlock>;
+// As Anthropic's API: a user turn holds what the caller gives (text, pictures, tool results), an
+// assistant turn what a model gave (text, tool calls, thinking). Thinking in a user turn is refused,
+// as there it would translate to no message at all. An empty list of blocks is no message either.
+export const userBlock = z.discriminatedUnion("type", [textBlock, imageBlock, toolResultBlock]);
+export type UserBlock = z.infer<typeof userBlock>;
+const assistantBlock = z.discriminatedUnion("type", [textBlock, toolUseBlock, thinkingBlock, redactedThinkingBlock]);
 
-const message = z.looseObject({
-  role: z.enum(["user", "assistant"]),
-  // As Anthropic's API: an empty list of blocks is no message (the engine would get none).
-  content: z.union([z.string(), z.array(contentBlock).min(1)]),
-});
+const message = z.discriminatedUnion("role", [
+  z.looseObject({ role: z.literal("user"), content: z.union([z.string(), z.array(userBlock).min(1)]) }),
+  z.looseObject({ role: z.literal("assistant"), content: z.union([z.string(), z.array(assistantBlock).min(1)]) }),
+]);
 export type AnthropicMessage = z.infer<typeof message>;
 
 const tool = z.looseObject({
