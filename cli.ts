@@ -8,6 +8,7 @@ const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
   run [--only a,b]       run the gateway, workers and agent, each restarted when it dies
   units [--dir DIR] …    the systemd units (llmgw-gateway, -worker, -agent, -temporal), written or printed
+  status|start|stop|restart [unit…] [--json]   the installed units, through systemctl
   gateway                client API, admin API, metrics, Control gRPC
   worker [temporal|usage|all]   Temporal worker and/or the BullMQ consumers (usage ledger, notifications)
   agent                  the node agent (gRPC)
@@ -134,6 +135,13 @@ async function main(argv: string[]): Promise<number | null> {
       setLogProcess("up");
       const { up } = await import("./launcher/up.ts");
       return up();
+    }
+    case "status":
+    case "start":
+    case "stop":
+    case "restart": {
+      const { serviceCommand } = await import("./launcher/service-control.ts");
+      return serviceCommand(cmd, rest);
     }
     case "units": {
       const { unitsCommand } = await import("./launcher/units.ts");
