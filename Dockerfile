@@ -23,6 +23,7 @@ COPY activities/ activities/
 COPY agent/ agent/
 COPY ctl/ ctl/
 COPY doctor/ doctor/
+COPY launcher/ launcher/
 RUN rm -rf common/generated \
  && bash scripts/gen.sh \
  && npm prune --omit=dev
