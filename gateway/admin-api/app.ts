@@ -23,7 +23,7 @@ import { trainingPublishRoutes } from "./training-publish.ts";
 import { explainRoutes } from "./explain.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { adminOperations, serveAdminOpenApi } from "./openapi.ts";
-import { methodGuard } from "../client-api/method-guard.ts";
+import { methodGuard } from "../http/method-guard.ts";
 import type { Registry } from "../router/registry.ts";
 import type { Notifier } from "../../common/notifier.ts";
 

@@ -6,7 +6,8 @@ import { z } from "zod";
 import { routeHints } from "../router/proxy.ts";
 import { crowded, fastEnoughOf, kvUsageOf, PROFILES, scoreOf, stickyOf, usable, waitingOf, type RouteHints } from "../router/pick.ts";
 import { BANDS } from "../router/admission.ts";
-import type { Endpoint, Registry } from "../router/registry.ts";
+import type { Endpoint } from "../router/endpoint.ts";
+import type { Registry } from "../router/registry.ts";
 import { AdminError, check } from "./errors.ts";
 
 export const explainBody = z

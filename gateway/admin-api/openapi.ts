@@ -4,7 +4,7 @@
 import type { Request, Response } from "express";
 import type { z } from "zod";
 import { modelEntry } from "../../common/catalog.ts";
-import { buildOpenApi, type Operation } from "../client-api/openapi-build.ts";
+import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
 import { auditQuery } from "./audit.ts";
 import { modelNamePath, placementQuery } from "./catalog.ts";
 import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";

@@ -14,7 +14,7 @@ import { workflowUiUrl } from "../../common/temporal.ts";
 import { fileRelPath } from "../../workflows/job-types.ts";
 import { KIND_KEY, MODEL_KEY } from "../../workflows/search-attributes.ts";
 import { trainingCancelSignal, trainingProgressQuery, trainingWorkflowId, type TrainingInput } from "../../workflows/training-types.ts";
-import { newFileId } from "../client-api/files.ts";
+import { newFileId } from "../jobs/file-store.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { checkTrainingData } from "./training-data.ts";

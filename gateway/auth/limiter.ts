@@ -11,7 +11,7 @@ import type { ChainableCommander, Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
 import { log } from "../../common/logging.ts";
 import { raise } from "../../common/notifier.ts";
-import { ApiError } from "../client-api/errors.ts";
+import { ApiError } from "../errors.ts";
 import type { KeyInfo } from "./key-cache.ts";
 import { scopesOf, type LimitBook, type ScopeLimits } from "./limit-book.ts";
 import { Lease, LEASE_MS, leaseSize, limitsSignature } from "./limit-lease.ts";

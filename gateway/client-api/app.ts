@@ -1,49 +1,23 @@
 // The client API, /v1: the hot path. Validate, authenticate from the cache, route, proxy, record
 // usage — no database round trip and no Temporal call on the way. The inference routes are also
 // served without express by ./hot-path.ts, which the gateway puts in front of this app.
-import { randomUUID } from "node:crypto";
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
-import type { KeyCache } from "../auth/key-cache.ts";
-import type { Limiter } from "../auth/limiter.ts";
-import type { Registry } from "../router/registry.ts";
-import type { Waker } from "../router/wake.ts";
-import type { UsageRecorder } from "../usage/recorder.ts";
-import type { GatewayMetrics } from "../metrics.ts";
 import { anthropicRoutes } from "./anthropic/routes.ts";
 import { authenticate } from "./authenticate.ts";
-import { ApiError, answerError } from "./errors.ts";
-import type { Authed } from "./forward.ts";
+import { ApiError } from "../errors.ts";
+import { answerError } from "./errors.ts";
+import { requestIdOf, type Authed, type ClientApiDeps } from "./context.ts";
 import { INFERENCE_ROUTES, serveInference } from "./inference.ts";
 import { jsonBody } from "./json-body.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
 import { modelRoutes } from "./models.ts";
-import { methodGuard } from "./method-guard.ts";
+import { methodGuard } from "../http/method-guard.ts";
 import { clientOperations, serveClientOpenApi } from "./openapi.ts";
 import { swaggerUi } from "./swagger-ui.ts";
 import { meshRoutes } from "./jobs-3d.ts";
 import { workflowRunRoutes } from "./workflow-runs.ts";
-import type { JobsDeps } from "../jobs/service.ts";
-
-export interface ClientApiDeps {
-  keys: KeyCache;
-  limits: Limiter;
-  registry: Registry;
-  usage: UsageRecorder;
-  metrics: GatewayMetrics;
-  bodyLimitBytes: number;
-  /** Wakes on-demand models and notes their last request; without it they answer 503 while asleep. */
-  waker?: Waker;
-  /** The job routes need the store and Temporal; without them they are not served. */
-  jobs?: JobsDeps;
-}
-
-/** The client's x-request-id when it sent a usable one, else a new one. */
-export function requestIdOf(req: IncomingMessage): string {
-  const given = req.headers["x-request-id"];
-  return typeof given === "string" && given.length <= 128 ? given : randomUUID();
-}
 
 /** Gives the request its id and echoes it on whatever answer follows. */
 export function assignRequestId(req: IncomingMessage & { requestId?: string }, res: ServerResponse): void {

@@ -2,7 +2,7 @@
 // Every failure is a 401 in the API's shape, naming what is wrong with the key, never the key.
 import type { IncomingHttpHeaders } from "node:http";
 import { keyFromHeaders, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
-import { ApiError } from "./errors.ts";
+import { ApiError } from "../errors.ts";
 
 export async function authenticate(keys: KeyCache, headers: IncomingHttpHeaders): Promise<KeyInfo> {
   const key = keyFromHeaders(headers);

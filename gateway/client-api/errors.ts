@@ -1,31 +1,7 @@
-// Errors in OpenAI's shape, with the status each kind of failure gets.
+// Errors answered to clients: an ApiError (../errors.ts) in OpenAI's shape or Anthropic's, by route.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import { log } from "../../common/logging.ts";
-
-export type ErrorKind =
-  | "invalid_request"
-  | "authentication"
-  | "permission"
-  | "not_found"
-  | "method_not_allowed"
-  | "too_large"
-  | "rate_limit"
-  | "unavailable"
-  | "timeout"
-  | "upstream";
-
-const STATUS: Record<ErrorKind, number> = {
-  invalid_request: 400,
-  authentication: 401,
-  permission: 403,
-  not_found: 404,
-  method_not_allowed: 405,
-  too_large: 413,
-  rate_limit: 429,
-  unavailable: 503,
-  timeout: 504,
-  upstream: 502,
-};
+import { ApiError, type ErrorKind } from "../errors.ts";
 
 const TYPE: Record<ErrorKind, string> = {
   invalid_request: "invalid_request_error",
@@ -39,19 +15,6 @@ const TYPE: Record<ErrorKind, string> = {
   timeout: "timeout_error",
   upstream: "api_error",
 };
-
-export class ApiError extends Error {
-  constructor(
-    readonly kind: ErrorKind,
-    message: string,
-    readonly opts: { param?: string | null; code?: string | null; retryAfterS?: number } = {},
-  ) {
-    super(message);
-  }
-  get status(): number {
-    return STATUS[this.kind];
-  }
-}
 
 /** A JSON answer with plain node (express's `res.json` is not there on the hot path, gateway/client-api/hot-path.ts). */
 export function writeJson(res: ServerResponse, status: number, body: unknown): void {
@@ -112,10 +75,4 @@ function toApiError(err: unknown): ApiError {
   if (e?.type === "entity.too.large") return new ApiError("too_large", "the body is larger than this gateway accepts", { code: "body_too_large" });
   if (e?.status && e.status >= 400 && e.status < 500) return new ApiError("invalid_request", e.message ?? "bad request");
   return new ApiError("upstream", "the gateway failed to handle this request", { code: "internal_error" });
-}
-
-/** The ErrorKind of an HTTP status an engine answered with. */
-export function kindOfStatus(status: number): ErrorKind {
-  const found = (Object.entries(STATUS) as [ErrorKind, number][]).find(([, s]) => s === status);
-  return found ? found[0] : status >= 500 ? "upstream" : "invalid_request";
 }

@@ -1,16 +1,14 @@
 // /v1/files in OpenAI's shape: upload (multipart, streamed to <dataDir>/files, at most 64 MB),
 // read, download, delete. A file is its project's alone: another project's id is "not found".
-import { createHash, randomBytes } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
-import express, { type NextFunction, type Response } from "express";
+import express from "express";
 import { z } from "zod";
-import type { File, PrismaClient } from "../../common/db.ts";
-import { fileRelPath } from "../../workflows/job-types.ts";
-import { ApiError } from "./errors.ts";
-import type { Authed } from "./forward.ts";
-
-const filePath = (dataDir: string, id: string) => ({ abs: path.join(dataDir, fileRelPath(id)), rel: fileRelPath(id) });
+import type { File } from "../../common/db.ts";
+import { ApiError } from "../errors.ts";
+import { filePath, newFileId, ownedFile, type FilesDeps } from "../jobs/file-store.ts";
+import type { Authed } from "./context.ts";
+import { wrap } from "./express-util.ts";
 import { MultipartError, boundaryOf, receiveMultipart } from "./files-multipart.ts";
 
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
@@ -21,34 +19,9 @@ export const uploadForm = z.object({
   purpose: z.enum(UPLOAD_PURPOSES, { error: `one of: ${UPLOAD_PURPOSES.join(", ")}` }),
 });
 
-export interface FilesDeps {
-  db: PrismaClient;
-  dataDir: string;
-}
-
-export const newFileId = () => `file-${randomBytes(12).toString("hex")}`;
-
 export function fileObject(f: File) {
   return { id: f.id, object: "file", bytes: Number(f.bytes), created_at: Math.floor(f.createdAt.getTime() / 1000), filename: f.filename, purpose: f.purpose, status: "processed" };
 }
-
-/** The project's file, or null (another project's file is as good as absent). */
-export async function ownedFile(db: PrismaClient, id: string, projectId: string): Promise<File | null> {
-  const f = await db.file.findUnique({ where: { id } });
-  return f && f.projectId === projectId ? f : null;
-}
-
-/** Stores bytes the gateway already holds (a picture sent inline as base64) as the project's file. */
-export async function storeBytes(deps: FilesDeps, projectId: string, purpose: string, filename: string, bytes: Buffer): Promise<File> {
-  const id = newFileId();
-  const where = filePath(deps.dataDir, id);
-  fs.mkdirSync(path.dirname(where.abs), { recursive: true });
-  fs.writeFileSync(where.abs, bytes, { mode: 0o600 });
-  return deps.db.file.create({ data: { id, projectId, purpose, filename, bytes: BigInt(bytes.length), sha256: createHash("sha256").update(bytes).digest("hex"), path: where.rel } });
-}
-
-/** An async route whose errors go to the error handler. */
-export const wrap = (fn: (req: Authed, res: Response) => Promise<void>) => (req: Authed, res: Response, next: NextFunction) => void fn(req, res).catch(next);
 
 export function filesRoutes(deps: FilesDeps): express.Router {
   const r = express.Router();

@@ -1,19 +1,14 @@
 // What every inference route does once its body is checked, whatever API it speaks: may this key
 // use the model, is it served, proxy to a replica, record one usage event and the metrics.
 import { randomUUID } from "node:crypto";
-import type { IncomingMessage, ServerResponse } from "node:http";
-import type { Request } from "express";
+import type { ServerResponse } from "node:http";
 import { log } from "../../common/logging.ts";
-import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
+import { modelAllowed } from "../auth/key-cache.ts";
 import { fallbackFor } from "../router/fallback.ts";
 import { proxy, type ProxyRequest } from "../router/proxy.ts";
-import type { ClientApiDeps } from "./app.ts";
-import { ApiError } from "./errors.ts";
-import { checkRequestLimits } from "./request-limits.ts";
-
-export type Authed = Request & { key?: KeyInfo; requestId?: string };
-/** An authenticated request on either path: express's (Authed) or the plain hot path's. */
-export type Caller = IncomingMessage & { key?: KeyInfo; requestId?: string; rawBody?: Buffer };
+import type { Caller, ClientApiDeps } from "./context.ts";
+import { ApiError } from "../errors.ts";
+import { checkRequestLimits } from "../router/request-limits.ts";
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.

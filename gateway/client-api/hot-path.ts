@@ -5,10 +5,9 @@
 // more per request than the rest of the gateway's checks (docs/benchmarks.md).
 import type { IncomingMessage, RequestListener, ServerResponse } from "node:http";
 import { serveMessages } from "./anthropic/routes.ts";
-import { requestIdOf, type ClientApiDeps } from "./app.ts";
+import { requestIdOf, type Caller, type ClientApiDeps } from "./context.ts";
 import { authenticate } from "./authenticate.ts";
 import { answerError } from "./errors.ts";
-import type { Caller } from "./forward.ts";
 import { INFERENCE_ROUTES, serveInference } from "./inference.ts";
 import { readJsonBody } from "./json-body.ts";
 

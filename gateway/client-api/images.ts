@@ -5,30 +5,11 @@ import fs from "node:fs";
 import path from "node:path";
 import { WorkflowFailedError } from "@temporalio/client";
 import express from "express";
-import { z } from "zod";
-import { ApiError } from "./errors.ts";
-import { wrap } from "./files.ts";
-import { parseBody } from "../jobs/routes.ts";
+import { ApiError } from "../errors.ts";
+import { parseBody, wrap } from "./express-util.ts";
+import { imageRequest } from "./job-schemas.ts";
 import { comfyModel, startJob, type JobsDeps } from "../jobs/service.ts";
 import { TEXT_TO_PICTURE } from "../jobs/templates.ts";
-
-/** Each side a multiple of 8 (ComfyUI's latents) from 64 to 2048, spelled out so the pattern says it all. */
-const SIDE = `(?:${Array.from({ length: (2048 - 64) / 8 + 1 }, (_, i) => 64 + 8 * i).join("|")})`;
-const SIZE = new RegExp(`^${SIDE}x${SIDE}$`);
-
-export const imageRequest = z.strictObject({
-  model: z.string().min(1),
-  prompt: z.string().min(1).max(4000),
-  negative_prompt: z.string().max(4000).default(""),
-  n: z.number().int().min(1).max(4).default(1),
-  size: z.string().regex(SIZE, "WIDTHxHEIGHT, each side a multiple of 8 from 64 to 2048, e.g. 1024x1024").default("1024x1024"),
-  response_format: z.enum(["b64_json", "url"]).default("url"),
-  seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
-  steps: z.number().int().min(1).max(150).default(20),
-  quality: z.string().optional(),
-  style: z.string().optional(),
-  user: z.string().optional(),
-});
 
 export function imageRoutes(deps: JobsDeps): express.Router {
   const r = express.Router();

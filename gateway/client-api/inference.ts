@@ -2,9 +2,9 @@
 // check the body against the route's schema, then forward. Shared by the express app and the hot path.
 import type { ServerResponse } from "node:http";
 import type { z } from "zod";
-import type { ClientApiDeps } from "./app.ts";
-import { ApiError } from "./errors.ts";
-import { forward, type Caller } from "./forward.ts";
+import type { Caller, ClientApiDeps } from "./context.ts";
+import { ApiError } from "../errors.ts";
+import { forward } from "./forward.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue } from "./schemas.ts";
 
 type InferenceSchema = z.ZodType<{ model: string; stream?: boolean | undefined }>;

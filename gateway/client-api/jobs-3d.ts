@@ -1,37 +1,17 @@
 // /v1/3d/generations: a mesh from a picture (inline base64 or an uploaded file id) on the built-in
 // picture-to-mesh workflow. Answers 202 with the job at once; clients poll it and fetch the GLB.
 import express from "express";
-import { z } from "zod";
-import { ApiError } from "./errors.ts";
-import { BASE64_BODY, exactlyOne, isBase64 } from "./schemas.ts";
-import { ownedFile, storeBytes, wrap } from "./files.ts";
+import { ApiError } from "../errors.ts";
+import { parseBody, wrap } from "./express-util.ts";
+import { jobReadRoutes } from "./job-routes.ts";
+import { DATA_PREFIX, meshRequest } from "./job-schemas.ts";
+import { ownedFile, storeBytes } from "../jobs/file-store.ts";
 import { sniffKind, readHead } from "../jobs/inputs.ts";
-import { jobReadRoutes, parseBody } from "../jobs/routes.ts";
 import { comfyModel, jobView, startJob, type JobsDeps } from "../jobs/service.ts";
 import { PICTURE_TO_MESH } from "../jobs/templates.ts";
 import path from "node:path";
 
 const OBJECT = "3d.generation";
-const DATA_PREFIX = /^data:[^;,]+;base64,/;
-
-export const meshRequest = exactlyOne(
-  z.strictObject({
-    model: z.string().min(1),
-    image: z
-      .string()
-      .min(1)
-      .refine((s) => isBase64(s.replace(DATA_PREFIX, "")), "not valid base64")
-      .meta({ pattern: `^(?:data:[^;,]+;base64,)?${BASE64_BODY}$`, description: "a PNG, JPEG, GIF or WebP picture in base64, or a data: URL of one" })
-      .optional(),
-    file_id: z.string().regex(/^file-[A-Za-z0-9-]+$/, "a file id (file-…)").optional(),
-    resolution: z.number().int().min(64).max(2048).multipleOf(32, "a multiple of 32").default(256),
-    output: z.literal("glb", { error: "only glb is made" }).default("glb"),
-    seed: z.number().int().min(0).max(2 ** 32 - 1).optional(),
-    steps: z.number().int().min(1).max(1000).default(30),
-  }),
-  ["image", "file_id"],
-  "give exactly one of image (base64) and file_id",
-);
 
 export function meshRoutes(deps: JobsDeps): express.Router {
   const r = express.Router();

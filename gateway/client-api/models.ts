@@ -4,8 +4,8 @@
 import express, { type NextFunction, type Response } from "express";
 import { modelAllowed } from "../auth/key-cache.ts";
 import type { Registry } from "../router/registry.ts";
-import { ApiError } from "./errors.ts";
-import type { Authed } from "./forward.ts";
+import { ApiError } from "../errors.ts";
+import type { Authed } from "./context.ts";
 
 export interface ModelObject {
   id: string;

@@ -4,13 +4,11 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { countTokensRequest, messagesRequest } from "./anthropic/schemas.ts";
-import { imageRequest } from "./images.ts";
 import { FILE_CONTENT_TYPES, uploadForm } from "./files.ts";
-import { meshRequest } from "./jobs-3d.ts";
-import { buildOpenApi, type Operation } from "./openapi-build.ts";
+import { imageRequest, meshRequest, runRequest } from "./job-schemas.ts";
+import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
 import * as out from "./openapi-responses.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest } from "./schemas.ts";
-import { runRequest } from "./workflow-runs.ts";
 
 /** Served beside the API but not part of it: the Swagger UI page and its assets. */
 export const NOT_DESCRIBED = ["/docs/api"];

@@ -1,19 +1,14 @@
 // /v1/workflows/runs: any ComfyUI workflow of the catalog (comfy_workflows), run with the inputs
 // its entry declares. Every input is checked, files included, before a job exists.
 import express from "express";
-import { z } from "zod";
-import { ApiError } from "./errors.ts";
-import { wrap } from "./files.ts";
+import { ApiError } from "../errors.ts";
+import { parseBody, wrap } from "./express-util.ts";
+import { jobReadRoutes } from "./job-routes.ts";
+import { runRequest } from "./job-schemas.ts";
 import { checkInputs, inputDecls } from "../jobs/inputs.ts";
-import { jobReadRoutes, parseBody } from "../jobs/routes.ts";
 import { jobView, startJob, type JobsDeps } from "../jobs/service.ts";
 
 const OBJECT = "workflow.run";
-
-export const runRequest = z.strictObject({
-  model: z.string().min(1),
-  inputs: z.record(z.string(), z.unknown()).default({}),
-});
 
 export function workflowRunRoutes(deps: JobsDeps): express.Router {
   const r = express.Router();

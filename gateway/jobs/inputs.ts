@@ -4,8 +4,8 @@ import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
-import { ApiError } from "../client-api/errors.ts";
-import { ownedFile } from "../client-api/files.ts";
+import { ApiError } from "../errors.ts";
+import { ownedFile } from "./file-store.ts";
 import type { JobFileInput } from "../../workflows/job-types.ts";
 
 export const FILE_KINDS = ["image", "mask", "audio", "video", "file"] as const;

@@ -6,7 +6,7 @@ import { WorkflowNotFoundError, type Client } from "@temporalio/client";
 import type { Job, PrismaClient } from "../../common/db.ts";
 import { joinJobLine } from "../../common/job-line.ts";
 import { log } from "../../common/logging.ts";
-import { ApiError } from "../client-api/errors.ts";
+import { ApiError } from "../errors.ts";
 import { jobWorkflowId, jobsTaskQueue, type JobResult, type JobSpec } from "../../workflows/job-types.ts";
 
 export interface JobsDeps {

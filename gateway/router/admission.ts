@@ -2,7 +2,7 @@
 // when every slot is taken it waits in its band's queue. Bands are served in priority order
 // (interactive, batch, bulk), so interactive never waits behind bulk, and each band may hold only
 // its share of the slots, so bulk cannot fill the replicas interactive traffic needs.
-import { ApiError } from "../client-api/errors.ts";
+import { ApiError } from "../errors.ts";
 
 export const BANDS = ["interactive", "batch", "bulk"] as const;
 export type Band = (typeof BANDS)[number];

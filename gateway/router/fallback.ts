@@ -4,9 +4,10 @@
 // any, the request stays with its model and queues there as usual. Decided once, before the
 // request is sent, so an answer that fails after it started streaming never moves.
 import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
-import { checkRequestLimits } from "../client-api/request-limits.ts";
+import { checkRequestLimits } from "./request-limits.ts";
 import { bandOf, type Band } from "./admission.ts";
-import type { Endpoint, Registry } from "./registry.ts";
+import type { Endpoint } from "./endpoint.ts";
+import type { Registry } from "./registry.ts";
 
 /** Does the model have an endpoint to send to and admission room for the band, now? */
 export function hasRoom(endpoints: readonly Endpoint[], band: Band, now = Date.now()): boolean {

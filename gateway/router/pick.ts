@@ -3,7 +3,7 @@
 // candidates, no allocation; ties are broken in turn so equal replicas share the load, or by weight
 // where endpoints carry one (outside keys), and load counts against an endpoint's weight.
 import type { Affinity } from "./affinity.ts";
-import type { Endpoint } from "./registry.ts";
+import type { Endpoint } from "./endpoint.ts";
 
 export const PROFILES = ["chat", "batch", "long-context"] as const;
 export type Profile = (typeof PROFILES)[number];

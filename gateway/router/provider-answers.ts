@@ -6,7 +6,7 @@
 import type { IncomingHttpHeaders } from "node:http";
 import { log } from "../../common/logging.ts";
 import { raise } from "../../common/notifier.ts";
-import type { Endpoint } from "./registry.ts";
+import type { Endpoint } from "./endpoint.ts";
 
 /** A 429 without a Retry-After holds the key this long; a given one is kept within bounds. */
 export const DEFAULT_LIMITED_MS = 10_000;

@@ -7,7 +7,7 @@ import { upstreamPool } from "./upstream-pool.ts";
 import type { OutsideProvider } from "../../common/catalog-providers.ts";
 import { Breaker } from "./breaker.ts";
 import { KeysFile } from "./provider-keys.ts";
-import type { Endpoint, ModelGroup } from "./registry.ts";
+import type { Endpoint, ModelGroup } from "./endpoint.ts";
 import { SmoothedTtft } from "./ttft.ts";
 
 /** What the proxy needs to send a request to an outside provider with one key. */

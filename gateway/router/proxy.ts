@@ -2,13 +2,13 @@
 // before the first byte is retried on another replica; once bytes have reached the client, never.
 // An outside provider's key that is refused (401/403) or at its limit (429) is passed over the same way.
 import type { IncomingHttpHeaders, IncomingMessage, ServerResponse } from "node:http";
-import { ApiError } from "../client-api/errors.ts";
+import { ApiError } from "../errors.ts";
 import { bandOf } from "./admission.ts";
 import { prefixHash } from "./affinity.ts";
 import { allKeysRefused, anotherUsable, isKeyRefusal, keyRefused } from "./provider-answers.ts";
 import { outsidePath } from "./providers.ts";
 import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
-import type { Endpoint } from "./registry.ts";
+import type { Endpoint } from "./endpoint.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
 import { UpstreamCall } from "./upstream-call.ts";
 import { byWeight } from "./version-weights.ts";

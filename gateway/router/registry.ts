@@ -1,6 +1,5 @@
 // The endpoint registry: every ready replica per model, loaded from the store at start and kept
 // current from the change feed. A replica that leaves gets no new requests; in-flight ones finish.
-import type { Pool } from "undici";
 import { z } from "zod";
 import type { VersionWeights } from "./version-weights.ts";
 import type { PrismaClient } from "../../common/db.ts";
@@ -9,49 +8,11 @@ import { Admission, DEFAULT_BANDS, type Band, type BandPolicy } from "./admissio
 import { Affinity } from "./affinity.ts";
 import { Breaker } from "./breaker.ts";
 import { parseProviders } from "../../common/catalog-providers.ts";
-import { ModelProviders, type OutsideTarget } from "./providers.ts";
+import { ModelProviders } from "./providers.ts";
 import { MetricsScraper } from "./scraper.ts";
 import { SmoothedTtft } from "./ttft.ts";
 import { upstreamPool } from "./upstream-pool.ts";
-
-export interface Endpoint {
-  id: string;
-  model: string;
-  version: string;
-  nodeId: string;
-  url: string;
-  pool: Pool;
-  /** Requests this gateway has on the replica now. */
-  inflight: number;
-  /** Requests the replica runs at once (setting): admission queues when every replica is full. */
-  slots: number;
-  /** The engine's own figures (all gateways' load), scraped every second; scrapedAt 0 = never. */
-  running: number;
-  waiting: number;
-  kvCacheUsage: number;
-  scrapedAt: number;
-  ttft: SmoothedTtft;
-  breaker: Breaker;
-  group: ModelGroup;
-  /** Share against the model's other endpoints when they are equally good: 1 for a replica, an outside key's weight. */
-  weight: number;
-  /** An outside provider's key (providers.ts); null for a replica of our own. */
-  outside: OutsideTarget | null;
-  /** `Bearer <the replica's engine key>`, sent on every request and scrape (its engine demands it); "" for outside providers (their key is in `outside`). */
-  engineAuth: string;
-}
-
-/** A served model: its replicas and what routing keeps for all of them. */
-export interface ModelGroup {
-  model: string;
-  endpoints: Endpoint[];
-  admission: Admission;
-  affinity: Affinity;
-  /** Shares of traffic per version while a canary runs; null: by load alone. */
-  weights: VersionWeights | null;
-  /** Some endpoint's weight is not 1 (outside keys): pick breaks ties by weight, not in turn. */
-  weighted: boolean;
-}
+import type { CatalogModel, Endpoint, ModelGroup, VersionLimits } from "./endpoint.ts";
 
 export interface RegistryOptions {
   /** The key a replica's engine demands (common/engine-key.ts), by replica id. */
@@ -74,31 +35,6 @@ export function admissionSetting(v: string | undefined): boolean {
   const r = z.enum(["on", "off"]).default("on").safeParse(v || undefined);
   if (!r.success) throw new Error(`LLMGW_ADMISSION must be on or off, not ${JSON.stringify(v)}`);
   return r.data === "on";
-}
-
-/** What the catalog says of one version: the longest prompt plus answer, and the longest answer. */
-export interface VersionLimits {
-  contextLength: number;
-  maxOutput: number;
-}
-
-/** A catalog model as the client API describes it (/v1/models) and holds requests to. */
-export interface CatalogModel {
-  name: string;
-  owner: string;
-  licence: string | null;
-  createdAt: number;
-  /** By version name; `newest` is the one a model with no ready replica is described by. */
-  versions: Map<string, VersionLimits>;
-  newest: string | null;
-  /** Models a request goes to, in order, when this one has no room (fallback.ts). */
-  fallbacks: readonly string[];
-  /** 0: on demand, a request wakes it (gateway/router/wake.ts). */
-  minReplicas: number;
-  /** How long a request waits for it to wake; null: LLMGW_WAKE_WAIT_MS. */
-  wakeWaitMs: number | null;
-  /** A published LoRA adapter: the model whose replicas serve it (they are asked for it by this name). */
-  adapterOf?: string;
 }
 
 export class Registry {

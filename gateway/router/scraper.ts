@@ -1,7 +1,7 @@
 // Scrapes every replica's /metrics each second over its own keep-alive pool, so routing sees the
 // engine's queue and KV cache, including load sent by other gateways.
 import { parseEngineLoad } from "./engine-metrics.ts";
-import type { Endpoint } from "./registry.ts";
+import type { Endpoint } from "./endpoint.ts";
 
 export const SCRAPE_EVERY_MS = 1_000;
 

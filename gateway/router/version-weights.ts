@@ -1,6 +1,6 @@
 // Shares of a model's traffic per version, set while a canary runs. A request first draws a
 // version by weight, then the profile picks among that version's replicas.
-import type { Endpoint } from "./registry.ts";
+import type { Endpoint } from "./endpoint.ts";
 
 export type VersionWeights = Readonly<Record<string, number>>;
 

@@ -10,8 +10,9 @@ import { wakeSignal } from "../../workflows/messages.ts";
 import { modelWorkflowId, newModelState } from "../../workflows/model-types.ts";
 import { lastRequestKey } from "../../workflows/on-demand-types.ts";
 import { operationSearchAttributes } from "../../workflows/search-attributes.ts";
-import { ApiError } from "../client-api/errors.ts";
-import type { Endpoint, Registry } from "./registry.ts";
+import { ApiError } from "../errors.ts";
+import type { Endpoint } from "./endpoint.ts";
+import type { Registry } from "./registry.ts";
 
 /** A model's last-request note is written at most this often by one gateway. */
 const TOUCH_EVERY_MS = 1000;

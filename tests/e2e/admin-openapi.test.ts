@@ -7,7 +7,7 @@ import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { adminOpenApi } from "../../gateway/admin-api/openapi.ts";
 import { LIMIT_SCOPES } from "../../gateway/auth/limit-book.ts";
-import { describedRoutes, routeDrift } from "../../gateway/client-api/openapi-build.ts";
+import { describedRoutes, routeDrift } from "../../gateway/http/openapi-build.ts";
 import { BARE_ADMIN_TOKEN, bareAdminApi } from "../helpers/admin-app.ts";
 
 type Schema = { $ref?: string; type?: string; enum?: string[]; required?: string[]; additionalProperties?: unknown; properties?: Record<string, Schema> };

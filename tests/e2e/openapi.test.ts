@@ -4,8 +4,9 @@ import assert from "node:assert/strict";
 import type { AddressInfo } from "node:net";
 import type { Server } from "node:http";
 import { after, before, describe, it } from "node:test";
-import { clientApi, type ClientApiDeps } from "../../gateway/client-api/app.ts";
-import { mountedRoutes, openApiPath } from "../../gateway/client-api/openapi-build.ts";
+import { clientApi } from "../../gateway/client-api/app.ts";
+import type { ClientApiDeps } from "../../gateway/client-api/context.ts";
+import { mountedRoutes, openApiPath } from "../../gateway/http/openapi-build.ts";
 import { NOT_DESCRIBED, clientOpenApi } from "../../gateway/client-api/openapi.ts";
 import { swaggerUiDir } from "../../gateway/client-api/swagger-ui.ts";
 

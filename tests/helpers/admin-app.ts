@@ -3,7 +3,7 @@
 // routes, read its OpenAPI document and try what is checked before either.
 import type express from "express";
 import { adminApi } from "../../gateway/admin-api/app.ts";
-import { openApiPath } from "../../gateway/client-api/openapi-build.ts";
+import { openApiPath } from "../../gateway/http/openapi-build.ts";
 import type { Registry } from "../../gateway/router/registry.ts";
 
 export const BARE_ADMIN_TOKEN = "admin-openapi-test-token";

@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { describe, it } from "node:test";
-import { mountedRoutes } from "../../gateway/client-api/openapi-build.ts";
+import { mountedRoutes } from "../../gateway/http/openapi-build.ts";
 import { bareAdminApi, docPath } from "../helpers/admin-app.ts";
 import { REPO } from "../helpers/settings.ts";
 

@@ -9,7 +9,7 @@ import { KeysFile, keyRef, parseKeys } from "../../gateway/router/provider-keys.
 import { ModelProviders, outsidePath } from "../../gateway/router/providers.ts";
 import { Admission } from "../../gateway/router/admission.ts";
 import { Affinity } from "../../gateway/router/affinity.ts";
-import type { ModelGroup } from "../../gateway/router/registry.ts";
+import type { ModelGroup } from "../../gateway/router/endpoint.ts";
 import { modelEntry } from "../../common/catalog.ts";
 
 describe("keys files", () => {

@@ -4,8 +4,8 @@
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
 import type { PrismaClient } from "../../common/db.ts";
-import { ApiError } from "../../gateway/client-api/errors.ts";
-import { checkRequestLimits } from "../../gateway/client-api/request-limits.ts";
+import { ApiError } from "../../gateway/errors.ts";
+import { checkRequestLimits } from "../../gateway/router/request-limits.ts";
 import { Registry } from "../../gateway/router/registry.ts";
 
 const version = (v: string, contextLength: number, maxOutput: number, at: number) => ({ version: v, contextLength, maxOutput, createdAt: new Date(at) });

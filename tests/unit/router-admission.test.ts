@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { Admission, type Band, type BandPolicy } from "../../gateway/router/admission.ts";
-import { ApiError } from "../../gateway/client-api/errors.ts";
+import { ApiError } from "../../gateway/errors.ts";
 
 const policy = (maxQueue = 10, maxWaitMs = 60_000): Record<Band, BandPolicy> => ({
   interactive: { share: 1, maxWaitMs, maxQueue },

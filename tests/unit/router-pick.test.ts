@@ -6,7 +6,7 @@ import { Admission } from "../../gateway/router/admission.ts";
 import { Affinity, prefixHash } from "../../gateway/router/affinity.ts";
 import { Breaker } from "../../gateway/router/breaker.ts";
 import { pick, type RouteHints } from "../../gateway/router/pick.ts";
-import type { Endpoint, ModelGroup } from "../../gateway/router/registry.ts";
+import type { Endpoint, ModelGroup } from "../../gateway/router/endpoint.ts";
 import { SmoothedTtft } from "../../gateway/router/ttft.ts";
 
 const NOW = 1_000_000;

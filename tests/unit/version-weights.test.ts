@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { it } from "node:test";
 import { byWeight } from "../../gateway/router/version-weights.ts";
-import type { Endpoint } from "../../gateway/router/registry.ts";
+import type { Endpoint } from "../../gateway/router/endpoint.ts";
 
 const ep = (id: string, version: string) => ({ id, version }) as Endpoint;
 const all = [ep("a", "v1"), ep("b", "v1"), ep("c", "v2")];

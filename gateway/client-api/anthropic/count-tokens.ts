@@ -2,7 +2,7 @@
 // counted the way the sim counts prompt tokens (a token per 4 characters of message text, at
 // least 1), so for a sim model it equals the input_tokens a /v1/messages call reports. Real
 // tokenizers differ; this is an estimate for budgeting, not a bill.
-import { messagesTokens } from "../request-limits.ts";
+import { messagesTokens } from "../../router/request-limits.ts";
 import type { OpenAIMessage } from "./request.ts";
 
 /** The same count the gateway holds a chat prompt to its context length by. */

@@ -2,7 +2,8 @@
 // translated as the engine's chunks arrive. An engine's error is passed on in Anthropic's shape.
 import type { ServerResponse } from "node:http";
 import type { Responder } from "../../router/proxy.ts";
-import { ApiError, kindOfStatus, sendAnthropicError, writeJson } from "../errors.ts";
+import { ApiError, kindOfStatus } from "../../errors.ts";
+import { sendAnthropicError, writeJson } from "../errors.ts";
 import { toAnthropicMessage, type MessageContext, type OpenAIChatCompletion } from "./response.ts";
 import { AnthropicStream, sseEvent } from "./stream.ts";
 

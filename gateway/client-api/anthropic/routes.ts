@@ -3,9 +3,9 @@
 // Anthropic's shape on these paths. /v1/messages is also served by the hot path (../hot-path.ts).
 import type { ServerResponse } from "node:http";
 import express, { type NextFunction, type Response } from "express";
-import type { ClientApiDeps } from "../app.ts";
-import { ApiError } from "../errors.ts";
-import { forward, type Authed, type Caller } from "../forward.ts";
+import type { Authed, Caller, ClientApiDeps } from "../context.ts";
+import { ApiError } from "../../errors.ts";
+import { forward } from "../forward.ts";
 import { firstIssue } from "../schemas.ts";
 import { estimateInputTokens } from "./count-tokens.ts";
 import { toOpenAIChat, toOpenAIPrompt } from "./request.ts";

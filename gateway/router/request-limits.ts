@@ -4,8 +4,8 @@
 // A prompt and the answer it asks for are held to the context length by the estimate the embeddings
 // check and count_tokens use (no tokenizer on the hot path). Only the text is counted, not the chat
 // template, tools or pictures, which all add tokens: a request is refused only when even that is over.
-import type { VersionLimits } from "../router/registry.ts";
-import { ApiError } from "./errors.ts";
+import type { VersionLimits } from "./endpoint.ts";
+import { ApiError } from "../errors.ts";
 
 const OUTPUT_FIELDS = ["max_tokens", "max_completion_tokens"] as const;
 

@@ -1,20 +1,8 @@
-// What the job routes share: a checked body or a 400 naming the field, and GET/cancel of a job.
+// What the job routes share: listing, GET and cancel of a job of one kind (images, 3D, workflow runs).
 import type express from "express";
-import type { z } from "zod";
-import { ApiError } from "../client-api/errors.ts";
-import type { Authed } from "../client-api/forward.ts";
-import { wrap } from "../client-api/files.ts";
-import { firstIssue } from "../client-api/schemas.ts";
-import { cancelJob, jobView, ownedJob, type JobsDeps } from "./service.ts";
-
-export function parseBody<S extends z.ZodType>(schema: S, body: unknown): z.infer<S> {
-  const r = schema.safeParse(body ?? {});
-  if (!r.success) {
-    const { message, param } = firstIssue(r.error);
-    throw new ApiError("invalid_request", message, { param: param || null });
-  }
-  return r.data;
-}
+import { cancelJob, jobView, ownedJob, type JobsDeps } from "../jobs/service.ts";
+import type { Authed } from "./context.ts";
+import { wrap } from "./express-util.ts";
 
 /** GET <base>, GET <base>/:id and POST <base>/:id/cancel for jobs of one kind. */
 export function jobReadRoutes(r: express.Router, deps: JobsDeps, base: string, kind: string, object: string): void {

@@ -1,0 +1,37 @@
+// What every client-API handler is given: the gateway's parts (ClientApiDeps) and the request as
+// it stands once authenticated (Caller on the plain hot path, Authed inside express), with its id.
+// Kept apart from app.ts and forward.ts so route modules can name them without importing either.
+import { randomUUID } from "node:crypto";
+import type { IncomingMessage } from "node:http";
+import type { Request } from "express";
+import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
+import type { Limiter } from "../auth/limiter.ts";
+import type { GatewayMetrics } from "../metrics.ts";
+import type { Registry } from "../router/registry.ts";
+import type { Waker } from "../router/wake.ts";
+import type { JobsDeps } from "../jobs/service.ts";
+import type { UsageRecorder } from "../usage/recorder.ts";
+
+export interface ClientApiDeps {
+  keys: KeyCache;
+  limits: Limiter;
+  registry: Registry;
+  usage: UsageRecorder;
+  metrics: GatewayMetrics;
+  bodyLimitBytes: number;
+  /** Wakes on-demand models and notes their last request; without it they answer 503 while asleep. */
+  waker?: Waker;
+  /** The job routes need the store and Temporal; without them they are not served. */
+  jobs?: JobsDeps;
+}
+
+/** An authenticated request inside express. */
+export type Authed = Request & { key?: KeyInfo; requestId?: string };
+/** An authenticated request on either path: express's (Authed) or the plain hot path's. */
+export type Caller = IncomingMessage & { key?: KeyInfo; requestId?: string; rawBody?: Buffer };
+
+/** The client's x-request-id when it sent a usable one, else a new one. */
+export function requestIdOf(req: IncomingMessage): string {
+  const given = req.headers["x-request-id"];
+  return typeof given === "string" && given.length <= 128 ? given : randomUUID();
+}
