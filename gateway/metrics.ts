@@ -6,7 +6,7 @@ import { Counter, Gauge, Histogram, Registry } from "prom-client";
 import { collectProcessMetrics } from "../common/metrics-server.ts";
 import type { KeyCache } from "./auth/key-cache.ts";
 import { BANDS } from "./router/admission.ts";
-import type { Registry as EndpointRegistry } from "./router/registry.ts";
+import type { EndpointRegistry } from "./router/registry.ts";
 import type { UsageRecorder } from "./usage/recorder.ts";
 
 const LATENCY_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 2, 5, 10, 30, 60];

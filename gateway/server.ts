@@ -21,7 +21,7 @@ import { clientApi } from "./client-api/app.ts";
 import { withHotPath } from "./client-api/hot-path.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
-import { Registry } from "./router/registry.ts";
+import { EndpointRegistry } from "./router/registry.ts";
 import { engineKey } from "../common/engine-key.ts";
 import { Waker } from "./router/wake.ts";
 import { PriceBook } from "./usage/price-book.ts";
@@ -58,8 +58,10 @@ export async function startGateway(): Promise<Gateway> {
   const clusterToken = readOrCreateSecret(c.dataDir, "cluster-token", c.LLMGW_CLUSTER_TOKEN);
 
   const weightsConn = redis();
-  const registry = new Registry(db, {
+  const registry = new EndpointRegistry(db, {
     engineKey: (replicaId) => engineKey(clusterToken, replicaId),
+    replicaSlots: c.LLMGW_REPLICA_SLOTS,
+    admission: c.LLMGW_ADMISSION === "on",
     loadWeights: async () => Object.fromEntries(Object.entries(await weightsConn.hgetall(WEIGHTS_KEY)).map(([m, w]) => [m, JSON.parse(w) as Record<string, number>])),
   });
   await registry.start();

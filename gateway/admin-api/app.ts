@@ -24,10 +24,10 @@ import { explainRoutes } from "./explain.ts";
 import { notificationRoutes } from "./notifications.ts";
 import { adminOperations, serveAdminOpenApi } from "./openapi.ts";
 import { methodGuard } from "../http/method-guard.ts";
-import type { Registry } from "../router/registry.ts";
+import type { EndpointRegistry } from "../router/registry.ts";
 import type { Notifier } from "../../common/notifier.ts";
 
-export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: Registry; notifier: Notifier }): express.Express {
+export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: EndpointRegistry; notifier: Notifier }): express.Express {
   const app = express();
   app.disable("x-powered-by");
   const want = Buffer.from(`Bearer ${opts.adminToken}`);

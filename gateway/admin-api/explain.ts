@@ -7,7 +7,7 @@ import { routeHints } from "../router/proxy.ts";
 import { crowded, fastEnoughOf, kvUsageOf, PROFILES, scoreOf, stickyOf, usable, waitingOf, type RouteHints } from "../router/pick.ts";
 import { BANDS } from "../router/admission.ts";
 import type { Endpoint } from "../router/endpoint.ts";
-import type { Registry } from "../router/registry.ts";
+import type { EndpointRegistry } from "../router/registry.ts";
 import { AdminError, check } from "./errors.ts";
 
 export const explainBody = z
@@ -52,7 +52,7 @@ export interface Explanation {
   reason: string;
 }
 
-export function explain(registry: Registry, body: z.output<typeof explainBody>): Explanation {
+export function explain(registry: EndpointRegistry, body: z.output<typeof explainBody>): Explanation {
   const headers: Record<string, string> = { "x-llmgw-profile": body.profile };
   if (body.session) headers["x-llmgw-session"] = body.session;
   const hints = routeHints(headers, body);
@@ -127,7 +127,7 @@ function scoreRule(profile: RouteHints["profile"]): string {
   return "chat scores (queue + 1) × time to first token (TTFTs within 25 % + 5 ms of the fastest count as equal)";
 }
 
-export function explainRoutes(registry: Registry): Router {
+export function explainRoutes(registry: EndpointRegistry): Router {
   const r = Router();
   r.post("/explain", (req, res) => {
     const body = check(explainBody, req.body ?? {});

@@ -27,7 +27,11 @@ const FLUSH_MS = 100;
 
 type Spent = { promptTokens: number; completionTokens: number; costMicros: number };
 
-export interface Admission {
+/**
+ * What the limiter decides for one request (named apart from the router's Admission, which queues
+ * requests by band for a model's replicas): refused with a 429, or let through with a release.
+ */
+export interface LimitDecision {
   /** The 429 to answer with, or null when admitted. */
   refused: ApiError | null;
   /** Frees the concurrency slot and counts what the request used; call exactly once. */
@@ -65,7 +69,7 @@ type LimiterPipeline = ChainableCommander & {
 const prefixOf = (s: { scope: string; scopeId: string }) => `llmgw:lim:${s.scope}:${s.scopeId}`;
 const monthOf = (now: number) => new Date(now).toISOString().slice(0, 7);
 const bucketOf = (now: number) => Math.floor(now / WINDOW_MS);
-const NONE: Admission["release"] = () => undefined;
+const NONE: LimitDecision["release"] = () => undefined;
 
 export class Limiter {
   private readonly redis: LimiterRedis;
@@ -101,7 +105,7 @@ export class Limiter {
     this.timer.unref();
   }
 
-  async admit(key: KeyInfo): Promise<Admission> {
+  async admit(key: KeyInfo): Promise<LimitDecision> {
     const { limits, all, k, signature } = this.planFor(key);
     // No limits: only the spend is counted, so a budget set later this month sees it.
     if (limits.length === 0) return { refused: null, release: (spent) => this.count(k, all, spent) };
@@ -146,7 +150,7 @@ export class Limiter {
     await this.flush();
   }
 
-  private async ask(k: string, all: string[], limits: ScopeLimits[], signature: string, want: number): Promise<Admission> {
+  private async ask(k: string, all: string[], limits: ScopeLimits[], signature: string, want: number): Promise<LimitDecision> {
     const old = this.leases.get(k);
     if (old) this.retire(k, old);
     this.leases.delete(k);
@@ -249,7 +253,7 @@ export class Limiter {
     return lease;
   }
 
-  private admitted(k: string, all: string[], lease: Lease): Admission {
+  private admitted(k: string, all: string[], lease: Lease): LimitDecision {
     return {
       refused: null,
       release: (spent) => {

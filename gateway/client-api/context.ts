@@ -7,7 +7,7 @@ import type { Request } from "express";
 import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
-import type { Registry } from "../router/registry.ts";
+import type { EndpointRegistry } from "../router/registry.ts";
 import type { Waker } from "../router/wake.ts";
 import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
@@ -15,7 +15,7 @@ import type { UsageRecorder } from "../usage/recorder.ts";
 export interface ClientApiDeps {
   keys: KeyCache;
   limits: Limiter;
-  registry: Registry;
+  registry: EndpointRegistry;
   usage: UsageRecorder;
   metrics: GatewayMetrics;
   bodyLimitBytes: number;

@@ -12,9 +12,9 @@ import { checkRequestLimits } from "../router/request-limits.ts";
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
- * `endpoint` is the client's route as the ledger records it (the engine's path may differ).
+ * `route` is the client's route as the ledger records it (its `endpoint`); the engine's path may differ (/v1/messages).
  */
-export async function forward(deps: ClientApiDeps, req: Caller, res: ServerResponse, model: string, p: Omit<ProxyRequest, "requestId">, endpoint = p.path): Promise<void> {
+export async function forward(deps: ClientApiDeps, req: Caller, res: ServerResponse, model: string, p: Omit<ProxyRequest, "requestId">, route = p.path): Promise<void> {
   const key = req.key!;
   if (!modelAllowed(key.models, model)) {
     throw new ApiError("permission", `this key may not use model '${model}'`, { param: "model", code: "model_not_allowed" });
@@ -24,7 +24,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   // meanwhile; without one the request is held until the model is up.
   let early: string | null = null;
   if (endpoints.length === 0 && deps.waker) {
-    early = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
+    early = fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
     if (early === null) endpoints = await deps.waker.awaitReplicas(model);
     else deps.waker.wakeWithoutWaiting(model);
   }
@@ -33,11 +33,11 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     if (!deps.registry.known(model)) throw new ApiError("not_found", `model '${model}' does not exist`, { param: "model", code: "model_not_found" });
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
-  checkRequestLimits(p.path, p.body, deps.registry.limits(model), model, endpoint);
-  const admission = await deps.limits.admit(key);
-  if (admission.refused) {
-    deps.metrics.refused(model, admission.refused.opts.code ?? "rate_limit");
-    throw admission.refused;
+  checkRequestLimits(p.path, p.body, deps.registry.limits(model), model, route);
+  const limited = await deps.limits.admit(key);
+  if (limited.refused) {
+    deps.metrics.refused(model, limited.refused.opts.code ?? "rate_limit");
+    throw limited.refused;
   }
   let status = 500;
   let ttftMs: number | null = null;
@@ -45,7 +45,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
   try {
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
-    const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, endpoint);
+    const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
     if (fallback !== null) {
       [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback }, raw: undefined }];
       res.setHeader("x-llmgw-fallback", fallback);
@@ -62,7 +62,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       model,
       version: out.endpoint?.version ?? null,
       replicaId: out.endpoint?.id ?? null,
-      endpoint,
+      endpoint: route,
       promptTokens: out.usage?.prompt_tokens ?? 0,
       cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
       completionTokens: out.usage?.completion_tokens ?? 0,
@@ -75,7 +75,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     status = err instanceof ApiError ? err.status : 500;
     throw err;
   } finally {
-    admission.release(spent);
+    limited.release(spent);
     const seconds = (performance.now() - p.started) / 1000;
     deps.metrics.observe(model, status, seconds, { band: key.band, ttftMs, ...spent });
     // One line per request, with its id and never its text: debug when it went well.

@@ -3,7 +3,7 @@
 // memory (the catalog it refreshes every few seconds), never from the store.
 import express, { type NextFunction, type Response } from "express";
 import { modelAllowed } from "../auth/key-cache.ts";
-import type { Registry } from "../router/registry.ts";
+import type { EndpointRegistry } from "../router/registry.ts";
 import { ApiError } from "../errors.ts";
 import type { Authed } from "./context.ts";
 
@@ -20,7 +20,7 @@ export interface ModelObject {
   licence: string | null;
 }
 
-export function describeModel(registry: Registry, id: string): ModelObject {
+export function describeModel(registry: EndpointRegistry, id: string): ModelObject {
   const entry = registry.catalogEntry(id);
   const limits = registry.limits(id);
   const replicas = registry.endpoints(id).length;
@@ -37,7 +37,7 @@ export function describeModel(registry: Registry, id: string): ModelObject {
   };
 }
 
-export function modelRoutes(registry: Registry): express.Router {
+export function modelRoutes(registry: EndpointRegistry): express.Router {
   const r = express.Router();
   // Only the models this key may use: the others would answer 403 anyway.
   r.get("/models", (req: Authed, res: Response) => {

@@ -7,7 +7,7 @@ import { modelAllowed, type KeyInfo } from "../auth/key-cache.ts";
 import { checkRequestLimits } from "./request-limits.ts";
 import { bandOf, type Band } from "./admission.ts";
 import type { Endpoint } from "./endpoint.ts";
-import type { Registry } from "./registry.ts";
+import type { EndpointRegistry } from "./registry.ts";
 
 /** Does the model have an endpoint to send to and admission room for the band, now? */
 export function hasRoom(endpoints: readonly Endpoint[], band: Band, now = Date.now()): boolean {
@@ -22,20 +22,20 @@ export function hasRoom(endpoints: readonly Endpoint[], band: Band, now = Date.n
  * this key may use and whose limits the request is within. Nothing is made unless the model has
  * fallbacks (this runs on every request).
  */
-export function fallbackFor(registry: Registry, model: string, endpoints: readonly Endpoint[], key: KeyInfo, path: string, body: Record<string, unknown>, endpoint: string): string | null {
+export function fallbackFor(registry: EndpointRegistry, model: string, endpoints: readonly Endpoint[], key: KeyInfo, path: string, body: Record<string, unknown>, route: string): string | null {
   const fallbacks = registry.fallbacks(model);
   if (fallbacks.length === 0) return null;
   const band = bandOf(key.band);
   const now = Date.now();
   if (hasRoom(endpoints, band, now)) return null;
-  for (const f of fallbacks) if (hasRoom(registry.endpoints(f), band, now) && allowed(registry, key, f, path, body, endpoint)) return f;
+  for (const f of fallbacks) if (hasRoom(registry.endpoints(f), band, now) && allowed(registry, key, f, path, body, route)) return f;
   return null;
 }
 
-function allowed(registry: Registry, key: KeyInfo, f: string, path: string, body: Record<string, unknown>, endpoint: string): boolean {
+function allowed(registry: EndpointRegistry, key: KeyInfo, f: string, path: string, body: Record<string, unknown>, route: string): boolean {
   if (!modelAllowed(key.models, f)) return false;
   try {
-    checkRequestLimits(path, body, registry.limits(f), f, endpoint);
+    checkRequestLimits(path, body, registry.limits(f), f, route);
     return true;
   } catch {
     return false;

@@ -102,14 +102,15 @@ export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints
       admitted = true;
     }
     // `endpoints`, not the group's: for a LoRA adapter they are the base's own replicas only.
-    return await forward(res, byWeight(endpoints, group?.weights ?? null), p, hints, client);
+    return await tryReplicas(res, byWeight(endpoints, group?.weights ?? null), p, hints, client);
   } finally {
     if (admitted) group!.admission.release(band);
     res.off("close", client.onClose);
   }
 }
 
-async function forward(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, client: ClientWatch): Promise<ProxyOutcome> {
+/** Up to MAX_ATTEMPTS replicas in pick order: on to the next after a failed connection or a 5xx (or an outside key's refusal). */
+async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, client: ClientWatch): Promise<ProxyOutcome> {
   const body = p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body;
   const payload = body === p.body && p.raw ? p.raw : JSON.stringify(body);
   // Outside providers get the body with their own model id, made once per request and model.

@@ -1,26 +1,25 @@
 // The endpoint registry: every ready replica per model, loaded from the store at start and kept
 // current from the change feed. A replica that leaves gets no new requests; in-flight ones finish.
-import { z } from "zod";
-import type { VersionWeights } from "./version-weights.ts";
 import type { PrismaClient } from "../../common/db.ts";
 import type { ReplicaChange } from "../../common/change-feed.ts";
 import { Admission, DEFAULT_BANDS, type Band, type BandPolicy } from "./admission.ts";
 import { Affinity } from "./affinity.ts";
 import { Breaker } from "./breaker.ts";
 import { parseProviders } from "../../common/catalog-providers.ts";
+import { refreshEvery, refreshInBackground } from "../../common/refresh-timer.ts";
 import { ModelProviders } from "./providers.ts";
 import { MetricsScraper } from "./scraper.ts";
 import { SmoothedTtft } from "./ttft.ts";
 import { upstreamPool } from "./upstream-pool.ts";
-import type { CatalogModel, Endpoint, ModelGroup, VersionLimits } from "./endpoint.ts";
+import type { CatalogModel, Endpoint, ModelGroup, VersionLimits, VersionWeights } from "./endpoint.ts";
 
-export interface RegistryOptions {
+export interface EndpointRegistryOptions {
   /** The key a replica's engine demands (common/engine-key.ts), by replica id. */
   engineKey: (replicaId: string) => string;
-  /** Requests a replica runs at once; LLMGW_REPLICA_SLOTS, else 64 (the sim's and a usual vLLM max_num_seqs scale). */
+  /** Requests a replica runs at once (the gateway passes LLMGW_REPLICA_SLOTS); else 64, the sim's and a usual vLLM max_num_seqs scale. */
   replicaSlots?: number;
   bands?: Readonly<Record<Band, BandPolicy>>;
-  /** Admission by band; LLMGW_ADMISSION=off turns it off (benchmarks), else on. */
+  /** Admission by band (the gateway passes LLMGW_ADMISSION); off for benchmarks; else on. */
   admission?: boolean;
   scrapeEveryMs?: number;
   /** Shares of traffic per version of each model (canaries), read at start and after reconnects. */
@@ -30,14 +29,7 @@ export interface RegistryOptions {
 const CATALOG_REFRESH_MS = 5_000;
 const NO_FALLBACKS: readonly string[] = [];
 
-/** LLMGW_ADMISSION: `on` (default) or `off`; anything else is refused at start. */
-export function admissionSetting(v: string | undefined): boolean {
-  const r = z.enum(["on", "off"]).default("on").safeParse(v || undefined);
-  if (!r.success) throw new Error(`LLMGW_ADMISSION must be on or off, not ${JSON.stringify(v)}`);
-  return r.data === "on";
-}
-
-export class Registry {
+export class EndpointRegistry {
   private byModel = new Map<string, ModelGroup>();
   private byId = new Map<string, Endpoint>();
   /** The catalog, refreshed every few seconds: a model known but not served is a 503, unknown is a 404. */
@@ -48,25 +40,24 @@ export class Registry {
   private readonly bands: Readonly<Record<Band, BandPolicy>>;
   private readonly admission: boolean;
   private weights = new Map<string, VersionWeights>();
-  private readonly loadWeights: RegistryOptions["loadWeights"];
+  private readonly loadWeights: EndpointRegistryOptions["loadWeights"];
   /** Outside providers by model, synced with the catalog. */
   private outside = new Map<string, ModelProviders>();
 
   constructor(
     private readonly db: PrismaClient,
-    private readonly opts: RegistryOptions,
+    private readonly opts: EndpointRegistryOptions,
   ) {
-    this.slots = opts.replicaSlots ?? (Number(process.env.LLMGW_REPLICA_SLOTS) || 64);
+    this.slots = opts.replicaSlots ?? 64;
     this.bands = opts.bands ?? DEFAULT_BANDS;
-    this.admission = opts.admission ?? admissionSetting(process.env.LLMGW_ADMISSION);
+    this.admission = opts.admission ?? true;
     this.scraper = new MetricsScraper(() => this.byId.values(), opts.scrapeEveryMs);
     this.loadWeights = opts.loadWeights;
   }
 
   async start(): Promise<void> {
     await this.reload();
-    this.timer = setInterval(() => void this.refreshCatalog().catch(() => undefined), CATALOG_REFRESH_MS);
-    this.timer.unref();
+    this.timer = refreshEvery("catalog", CATALOG_REFRESH_MS, () => this.refreshCatalog());
     this.scraper.start();
   }
 
@@ -149,7 +140,7 @@ export class Registry {
   apply(c: ReplicaChange): void {
     if (c.op === "ready") {
       // A version newer than the last refresh: read the catalog now rather than up to 5 s late.
-      if (!this.catalog.get(c.replica.model)?.versions.has(c.replica.version)) void this.refreshCatalog().catch(() => undefined);
+      if (!this.catalog.get(c.replica.model)?.versions.has(c.replica.version)) refreshInBackground("catalog", () => this.refreshCatalog());
       this.add(c.replica);
     } else this.remove(c.replica.id);
   }

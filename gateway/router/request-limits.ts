@@ -13,8 +13,8 @@ const OUTPUT_FIELDS = ["max_tokens", "max_completion_tokens"] as const;
 const tokensOfChars = (chars: number): number => Math.max(1, Math.ceil(chars / 4));
 export const approxTokens = (text: string): number => tokensOfChars(text.length);
 
-/** `endpoint` is the client's route when it differs from the engine's `path` (/v1/messages). */
-export function checkRequestLimits(path: string, body: Record<string, unknown>, limits: VersionLimits | null, model: string, endpoint = path): void {
+/** `route` is the client's route when it differs from the engine's `path` (/v1/messages). */
+export function checkRequestLimits(path: string, body: Record<string, unknown>, limits: VersionLimits | null, model: string, route = path): void {
   if (!limits) return;
   for (const field of OUTPUT_FIELDS) {
     const asked = body[field];
@@ -27,8 +27,8 @@ export function checkRequestLimits(path: string, body: Record<string, unknown>, 
     }
   }
   if (path === "/v1/embeddings") checkEmbeddingInputs(body.input, limits.contextLength, model);
-  else if (path === "/v1/chat/completions" && Array.isArray(body.messages)) checkContext(messagesTokens(body.messages), "messages", body, limits.contextLength, endpoint);
-  else if (path === "/v1/completions") checkContext(longestPrompt(body.prompt), "prompt", body, limits.contextLength, endpoint);
+  else if (path === "/v1/chat/completions" && Array.isArray(body.messages)) checkContext(messagesTokens(body.messages), "messages", body, limits.contextLength, route);
+  else if (path === "/v1/completions") checkContext(longestPrompt(body.prompt), "prompt", body, limits.contextLength, route);
 }
 
 /** Tokens of a chat prompt's text (string contents and text parts), as the sim and count_tokens count them. */
@@ -53,13 +53,13 @@ function longestPrompt(prompt: unknown): number {
 }
 
 /** The prompt and the answer asked for (max_completion_tokens, else max_tokens) must fit the context. */
-function checkContext(prompt: number, param: "messages" | "prompt", body: Record<string, unknown>, contextLength: number, endpoint: string): void {
+function checkContext(prompt: number, param: "messages" | "prompt", body: Record<string, unknown>, contextLength: number, route: string): void {
   const field = typeof body.max_completion_tokens === "number" ? "max_completion_tokens" : "max_tokens";
   const asked = typeof body[field] === "number" ? (body[field] as number) : 0;
   if (prompt + asked <= contextLength) return;
   // Each API's own words: clients match on them ("maximum context length", "exceed context limit").
   const message =
-    endpoint !== "/v1/messages"
+    route !== "/v1/messages"
       ? `This model's maximum context length is ${contextLength} tokens. However, you requested about ${prompt + asked} tokens (about ${prompt} in the ${param}, ${asked} in the completion). Please reduce the length of the ${param} or completion.`
       : prompt > contextLength
         ? `prompt is too long: about ${prompt} tokens > ${contextLength} maximum`

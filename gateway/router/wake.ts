@@ -12,7 +12,7 @@ import { lastRequestKey } from "../../workflows/on-demand-types.ts";
 import { operationSearchAttributes } from "../../workflows/search-attributes.ts";
 import { ApiError } from "../errors.ts";
 import type { Endpoint } from "./endpoint.ts";
-import type { Registry } from "./registry.ts";
+import type { EndpointRegistry } from "./registry.ts";
 
 /** A model's last-request note is written at most this often by one gateway. */
 const TOUCH_EVERY_MS = 1000;
@@ -27,7 +27,7 @@ export interface WakerOptions {
   temporal: Client;
   taskQueue: string;
   redis: Redis;
-  registry: Registry;
+  registry: EndpointRegistry;
   metrics: MetricsRegistry;
   /** LLMGW_WAKE_WAIT_MS: how long a request waits when its model names no wake_wait of its own. */
   waitMs: number;

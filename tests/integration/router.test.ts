@@ -17,7 +17,7 @@ import { ApiError } from "../../gateway/errors.ts";
 import { sendOpenAIError } from "../../gateway/client-api/errors.ts";
 import { DEFAULT_BANDS, type Band, type BandPolicy } from "../../gateway/router/admission.ts";
 import { proxy } from "../../gateway/router/proxy.ts";
-import { Registry } from "../../gateway/router/registry.ts";
+import { EndpointRegistry } from "../../gateway/router/registry.ts";
 import { engineKey } from "../../common/engine-key.ts";
 import { startOutsideProvider } from "../helpers/outside-provider.ts";
 
@@ -26,7 +26,7 @@ const CLUSTER_TOKEN = "router-test-cluster-token";
 
 interface Gateway {
   url: string;
-  registry: Registry;
+  registry: EndpointRegistry;
   close(): Promise<void>;
 }
 
@@ -45,7 +45,7 @@ async function start(
     model: { findMany: async () => [{ name: MODEL, providers: opts.providers ?? null }] },
     modelAdapter: { findMany: async () => (opts.adapter ? [{ name: opts.adapter, modelName: MODEL, createdAt: new Date() }] : []) },
   } as unknown as PrismaClient;
-  const registry = new Registry(db, { engineKey: (id) => engineKey(CLUSTER_TOKEN, id), replicaSlots: opts.slots ?? 1, bands: opts.bands, scrapeEveryMs: 60_000 });
+  const registry = new EndpointRegistry(db, { engineKey: (id) => engineKey(CLUSTER_TOKEN, id), replicaSlots: opts.slots ?? 1, bands: opts.bands, scrapeEveryMs: 60_000 });
   await registry.start();
   const app = express();
   app.use(express.json());

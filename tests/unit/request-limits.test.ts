@@ -6,12 +6,12 @@ import { after, describe, it } from "node:test";
 import type { PrismaClient } from "../../common/db.ts";
 import { ApiError } from "../../gateway/errors.ts";
 import { checkRequestLimits } from "../../gateway/router/request-limits.ts";
-import { Registry } from "../../gateway/router/registry.ts";
+import { EndpointRegistry } from "../../gateway/router/registry.ts";
 
 const version = (v: string, contextLength: number, maxOutput: number, at: number) => ({ version: v, contextLength, maxOutput, createdAt: new Date(at) });
 const replica = (id: string, v: string) => ({ id, modelName: "m", nodeId: "n", url: `http://127.0.0.1:${9000 + Number(id.slice(1))}`, version: { version: v } });
 
-function registryWith(replicas: ReturnType<typeof replica>[]): Registry {
+function registryWith(replicas: ReturnType<typeof replica>[]): EndpointRegistry {
   const db = {
     replica: { findMany: async () => replicas },
     model: {
@@ -21,7 +21,7 @@ function registryWith(replicas: ReturnType<typeof replica>[]): Registry {
       ],
     },
   } as unknown as PrismaClient;
-  return new Registry(db, { engineKey: (id) => `key-${id}`, scrapeEveryMs: 60_000 });
+  return new EndpointRegistry(db, { engineKey: (id) => `key-${id}`, scrapeEveryMs: 60_000 });
 }
 
 const refusal = (f: () => void): { param: string | null | undefined; status: number } => {
@@ -35,7 +35,7 @@ const refusal = (f: () => void): { param: string | null | undefined; status: num
 };
 
 describe("request limits", () => {
-  const open: Registry[] = [];
+  const open: EndpointRegistry[] = [];
   after(() => Promise.all(open.map((r) => r.close())));
 
   it("the served version's limits; the tighter of two during a canary; the newest when none is served", async () => {
