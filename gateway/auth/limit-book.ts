@@ -1,7 +1,7 @@
 // Every limit row, held in memory and refreshed on a timer, so finding the limits that apply to a
 // request reads no store. A key is limited by its own row and those of its project, team and org.
 import type { PrismaClient } from "../../common/db.ts";
-import { log } from "../../common/logging.ts";
+import { refreshEvery } from "../../common/refresh-timer.ts";
 import type { KeyInfo } from "./key-cache.ts";
 
 export const LIMIT_SCOPES = ["org", "team", "project", "key"] as const;
@@ -38,8 +38,7 @@ export class LimitBook {
 
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch((err) => log.warn("limit refresh failed", { error: (err as Error).message })), REFRESH_MS);
-    this.timer.unref();
+    this.timer = refreshEvery("limit", REFRESH_MS, () => this.refresh());
   }
 
   async refresh(): Promise<void> {

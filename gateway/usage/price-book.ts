@@ -2,6 +2,7 @@
 // registry refreshes its catalog), so costing a request never reads the store.
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
+import { refreshEvery } from "../../common/refresh-timer.ts";
 import { costMicros, parsePrices, type Consumption, type ModelPrices } from "../../common/pricing.ts";
 
 const REFRESH_MS = 5_000;
@@ -14,8 +15,7 @@ export class PriceBook {
 
   async start(): Promise<void> {
     await this.refresh();
-    this.timer = setInterval(() => void this.refresh().catch((err) => log.warn("price refresh failed", { error: (err as Error).message })), REFRESH_MS);
-    this.timer.unref();
+    this.timer = refreshEvery("price", REFRESH_MS, () => this.refresh());
   }
 
   async refresh(): Promise<void> {
