@@ -106,6 +106,14 @@ const schema = z.object({
   LLMGW_SLURM_NODES: z.string().default("*"),
   // The trainer a node runs for LoRA training: the real one (PyTorch + PEFT) or the GPU-less stand-in.
   LLMGW_TRAINER: z.enum(["lora", "standin"]).default("lora"),
+  // gateway settings (issue 33)
+  /** Requests one replica runs at once as the router counts them; admission by band queues beyond (gateway/router/registry.ts). */
+  LLMGW_REPLICA_SLOTS: z.coerce.number().int().positive().default(64),
+  /** "off" turns admission by band off: every request goes to an engine at once (benchmarks, tests/bench/admission.ts). */
+  LLMGW_ADMISSION: z.enum(["on", "off"]).default("on"),
+  /** Signs Anthropic thinking blocks, the same on every gateway; unset: a secret made at first start, `<data dir>/thinking-secret`. */
+  LLMGW_THINKING_SECRET: z.string().optional(),
+  // end of gateway settings (issue 33)
 });
 
 /** Every setting config() reads (docs/configuration.md describes each; a test keeps them agreed). */

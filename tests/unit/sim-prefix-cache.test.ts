@@ -4,7 +4,7 @@ import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import { PREFIX_CACHE_CHARS, PREFIX_CACHE_ENTRIES, PREFIX_CACHE_TTL_MS, PrefixCache, promptPrefix } from "../../agent/engines/sim-prefix-cache.ts";
 import { Admission } from "../../gateway/router/admission.ts";
-import { admissionSetting } from "../../gateway/router/registry.ts";
+import { loadConfig } from "../../common/config.ts";
 
 const long = "s".repeat(PREFIX_CACHE_CHARS);
 const chat = (...contents: string[]) => ({ messages: contents.map((content) => ({ role: "user", content })) });
@@ -42,10 +42,10 @@ describe("the sim's prefix cache", () => {
 
 describe("LLMGW_ADMISSION", () => {
   it("is on unless set to off, and refuses anything else", () => {
-    assert.equal(admissionSetting(undefined), true);
-    assert.equal(admissionSetting("on"), true);
-    assert.equal(admissionSetting("off"), false);
-    assert.throws(() => admissionSetting("no"), /on or off/);
+    assert.equal(loadConfig({}).LLMGW_ADMISSION, "on");
+    assert.equal(loadConfig({ LLMGW_ADMISSION: "on" }).LLMGW_ADMISSION, "on");
+    assert.equal(loadConfig({ LLMGW_ADMISSION: "off" }).LLMGW_ADMISSION, "off");
+    assert.throws(() => loadConfig({ LLMGW_ADMISSION: "no" }), /LLMGW_ADMISSION/);
   });
 
   it("off: every band goes at once, past the slots and the band's share", () => {
