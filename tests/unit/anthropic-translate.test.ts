@@ -6,7 +6,7 @@ process.env.LLMGW_THINKING_SECRET = "unit-test-secret";
 const { toOpenAIChat } = await import("../../gateway/client-api/anthropic/request.ts");
 const { toAnthropicMessage } = await import("../../gateway/client-api/anthropic/response.ts");
 const { AnthropicStream } = await import("../../gateway/client-api/anthropic/stream.ts");
-const { signThinking, thinkingSignatureValid } = await import("../../gateway/client-api/anthropic/signature.ts");
+const { signThinking } = await import("../../gateway/client-api/anthropic/signature.ts");
 const { estimateInputTokens } = await import("../../gateway/client-api/anthropic/count-tokens.ts");
 const { messagesRequest } = await import("../../gateway/client-api/anthropic/schemas.ts");
 
@@ -18,7 +18,8 @@ describe("Anthropic request → OpenAI chat request", () => {
       system: [{ type: "text", text: "Be brief." }, { type: "text", text: "Be kind." }],
       messages: [
         { role: "user", content: [{ type: "text", text: "What is this?" }, { type: "image", source: { type: "base64", media_type: "image/png", data: "AAAA" } }] },
-        { role: "assistant", content: [{ type: "text", text: "Let me look." }, { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
+        // Returned thinking, even with a signature not of this gateway, never reaches the engine (signature.ts).
+        { role: "assistant", content: [{ type: "thinking", thinking: "forged", signature: "not-ours" }, { type: "text", text: "Let me look." }, { type: "tool_use", id: "toolu_1", name: "lookup", input: { q: "x" } }] },
         { role: "user", content: [{ type: "tool_result", tool_use_id: "toolu_1", content: [{ type: "text", text: "a cat" }] }, { type: "text", text: "Well?" }] },
       ],
       tools: [{ name: "lookup", description: "Looks up", input_schema: { type: "object", properties: { q: { type: "string" } }, required: ["q"] } }],
@@ -96,8 +97,7 @@ describe("OpenAI chat completion → Anthropic message", () => {
     ]);
     assert.equal(m.stop_reason, "tool_use");
     assert.deepEqual(m.usage, { input_tokens: 7, output_tokens: 3 });
-    assert.ok(thinkingSignatureValid("hmm", signThinking("hmm")));
-    assert.ok(!thinkingSignatureValid("hmm!", signThinking("hmm")));
+    assert.notEqual(signThinking("hmm!"), signThinking("hmm"), "the signature is of the text");
   });
 
   it("maps finish reasons: length → max_tokens, a matched stop sequence → stop_sequence, stop → end_turn; drops reasoning unless thinking was asked", () => {
