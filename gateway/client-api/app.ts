@@ -1,6 +1,7 @@
-// The client API, /v1: the hot path. Validate, authenticate from the cache, route, proxy, record
-// usage — no database round trip and no Temporal call on the way. The inference routes are also
-// served without express by ./hot-path.ts, which the gateway puts in front of this app.
+// The client API, /v1, except inference: the models list, count_tokens, files, jobs, the API's
+// description, and JSON 404s and 405s. The inference routes (chat, completions, embeddings,
+// messages) are served without express by ./hot-path.ts, which the gateway puts in front of this
+// app; a request to one of them with another method still comes here, for its 405 with Allow.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { anthropicRoutes } from "./anthropic/routes.ts";
@@ -8,7 +9,6 @@ import { authenticate } from "./authenticate.ts";
 import { ApiError } from "../errors.ts";
 import { answerError } from "./errors.ts";
 import { requestIdOf, type Authed, type ClientApiDeps } from "./context.ts";
-import { INFERENCE_ROUTES, serveInference } from "./inference.ts";
 import { jsonBody } from "./json-body.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
@@ -50,10 +50,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
 
   app.use("/v1", modelRoutes(deps.registry));
 
-  for (const [path, schema] of INFERENCE_ROUTES) {
-    app.post(path, (req: Authed, res: Response, next: NextFunction) => void serveInference(deps, schema, path, req, res, req.body).catch(next));
-  }
-  app.use("/v1", anthropicRoutes(deps));
+  app.use("/v1", anthropicRoutes());
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
 

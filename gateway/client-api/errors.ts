@@ -51,7 +51,9 @@ export function sendAnthropicError(res: ServerResponse, err: ApiError): void {
 
 /** Routes of Anthropic's API answer in its shape; every other route in OpenAI's. */
 export function isAnthropicRoute(path: string): boolean {
-  return path === "/v1/messages" || path.startsWith("/v1/messages/");
+  // Any case, as express and the hot path match routes (hot-path.ts).
+  const p = path.toLowerCase();
+  return p === "/v1/messages" || p.startsWith("/v1/messages/");
 }
 
 export function sendError(req: IncomingMessage & { originalUrl?: string }, res: ServerResponse, err: ApiError): void {

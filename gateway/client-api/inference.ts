@@ -1,5 +1,5 @@
 // The OpenAI inference routes (chat, completions, embeddings) once the caller is authenticated:
-// check the body against the route's schema, then forward. Shared by the express app and the hot path.
+// check the body against the route's schema, then forward. Served by the hot path (./hot-path.ts).
 import type { ServerResponse } from "node:http";
 import type { z } from "zod";
 import type { Caller, ClientApiDeps } from "./context.ts";

@@ -19,7 +19,7 @@ const streamed = (description: string, schema: z.ZodType) => ({
 });
 const imagesResponse = z.looseObject({ id: z.string(), created: z.number().int(), data: z.array(z.looseObject({ url: z.string().optional(), b64_json: z.string().optional() })) });
 
-/** GET <base>, GET <base>/:id and POST <base>/:id/cancel, as gateway/jobs/routes.ts mounts them. */
+/** GET <base>, GET <base>/:id and POST <base>/:id/cancel, as gateway/client-api/job-routes.ts mounts them. */
 const jobReads = (base: string, what: string, tag: string): Operation[] => [
   { method: "get", path: base, summary: `Your ${what} jobs, newest first`, tag, responses: ok("The jobs", out.jobList) },
   { method: "get", path: `${base}/:id`, summary: `One ${what} job: state, progress, result`, tag, responses: ok("The job", out.job) },

@@ -6,6 +6,7 @@ import type { Server } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { clientApi } from "../../gateway/client-api/app.ts";
 import type { ClientApiDeps } from "../../gateway/client-api/context.ts";
+import { HOT_PATH_ROUTES } from "../../gateway/client-api/hot-path.ts";
 import { mountedRoutes, openApiPath } from "../../gateway/http/openapi-build.ts";
 import { NOT_DESCRIBED, clientOpenApi } from "../../gateway/client-api/openapi.ts";
 import { swaggerUiDir } from "../../gateway/client-api/swagger-ui.ts";
@@ -18,12 +19,13 @@ const app = () => clientApi({ bodyLimitBytes: 1024 * 1024, jobs: {} } as unknown
 describe("the client API's OpenAPI document", () => {
   const doc = clientOpenApi() as Doc;
 
-  it("describes exactly the routes the app mounts (walked from app.router)", () => {
-    const mounted = new Set(
-      mountedRoutes(app())
+  it("describes exactly the routes the gateway serves (walked from app.router, and the hot path's)", () => {
+    const mounted = new Set([
+      ...mountedRoutes(app())
         .filter((r) => !NOT_DESCRIBED.some((p) => r.path === p || r.path.startsWith(`${p}/`)))
         .map((r) => `${r.method.toUpperCase()} ${openApiPath(r.path)}`),
-    );
+      ...HOT_PATH_ROUTES.map((p) => `POST ${p}`),
+    ]);
     const described = new Set(Object.entries(doc.paths).flatMap(([p, ops]) => Object.keys(ops).map((m) => `${m.toUpperCase()} ${p}`)));
     assert.ok(mounted.size >= 20, `the walk found the routes: ${[...mounted].join(", ")}`);
     assert.deepEqual([...mounted].filter((r) => !described.has(r)), [], "mounted but not described");

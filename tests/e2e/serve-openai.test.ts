@@ -70,6 +70,26 @@ describe("a model served with 2 replicas, used through the official openai clien
     assert.equal(usage?.completion_tokens, 6);
   });
 
+  it("serves a chat completion whose URL carries a query string (the hot path takes it, streamed or not)", async () => {
+    // Clients behind proxies add query strings (Azure-style api-version, tracing): the same answer.
+    const client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, defaultQuery: { "api-version": "2024-06-01" } });
+    const r = await client.chat.completions.create({ model, messages: [{ role: "user", content: "Say hello" }], max_tokens: 8, seed: 7 }).withResponse();
+    assert.match(r.response.url, /\/v1\/chat\/completions\?api-version=2024-06-01$/);
+    assert.equal(r.data.object, "chat.completion");
+    assert.equal(r.data.usage!.completion_tokens, 8);
+    const plain = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key });
+    const same = await plain.chat.completions.create({ model, messages: [{ role: "user", content: "Say hello" }], max_tokens: 8, seed: 7 });
+    assert.equal(r.data.choices[0]!.message.content, same.choices[0]!.message.content, "as without the query string");
+    let text = "";
+    let finish: string | null | undefined;
+    for await (const chunk of await client.chat.completions.create({ model, messages: [{ role: "user", content: "Stream" }], max_tokens: 4, stream: true })) {
+      text += chunk.choices[0]?.delta.content ?? "";
+      finish = chunk.choices[0]?.finish_reason ?? finish;
+    }
+    assert.ok(text.length > 0);
+    assert.equal(finish, "length");
+  });
+
   it("spreads concurrent requests over both replicas", async () => {
     // Requests one at a time would all go to whichever replica answers sooner (the chat profile's
     // rule); requests at once find one replica busy and go to the other.

@@ -1,6 +1,6 @@
 // Anthropic's Messages API on the client API: /v1/messages (translated to the engine's OpenAI chat
-// API and back) and /v1/messages/count_tokens. Errors reach the app's handler, which answers in
-// Anthropic's shape on these paths. /v1/messages is also served by the hot path (../hot-path.ts).
+// API and back), served by the hot path (../hot-path.ts), and /v1/messages/count_tokens, an express
+// route. Errors answer in Anthropic's shape on these paths (../errors.ts).
 import type { ServerResponse } from "node:http";
 import express, { type NextFunction, type Response } from "express";
 import type { Authed, Caller, ClientApiDeps } from "../context.ts";
@@ -35,10 +35,8 @@ export async function serveMessages(deps: ClientApiDeps, req: Caller, res: Serve
   );
 }
 
-export function anthropicRoutes(deps: ClientApiDeps): express.Router {
+export function anthropicRoutes(): express.Router {
   const r = express.Router();
-
-  r.post("/messages", (req: Authed, res: Response, next: NextFunction) => void serveMessages(deps, req, res, req.body).catch(next));
 
   r.post("/messages/count_tokens", (req: Authed, res: Response, next: NextFunction) => {
     const parsed = countTokensRequest.safeParse(req.body);
