@@ -51,8 +51,9 @@ checks_rc=0
 if [ "${LLMGW_SKIP_CHECKS:-0}" != 1 ] && { [ ${#files[@]} -eq 0 ] || [ "${LLMGW_CHECKS:-0}" = 1 ]; }; then
   section "tsc --noEmit"
   npx tsc --noEmit || checks_rc=$?
-  section "eslint ."
-  npx eslint . || { rc=$?; [ "$checks_rc" != 0 ] || checks_rc=$rc; }
+  # npm run lint: eslint, then dependency-cruiser (no cycles, gateway imports one way: .dependency-cruiser.cjs).
+  section "npm run lint"
+  npm run --silent lint || { rc=$?; [ "$checks_rc" != 0 ] || checks_rc=$rc; }
 fi
 
 files_given=$([ ${#files[@]} -gt 0 ] && echo 1 || echo 0)

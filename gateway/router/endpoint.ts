@@ -5,9 +5,24 @@ import type { Pool } from "undici";
 import type { Admission } from "./admission.ts";
 import type { Affinity } from "./affinity.ts";
 import type { Breaker } from "./breaker.ts";
-import type { OutsideTarget } from "./providers.ts";
 import type { SmoothedTtft } from "./ttft.ts";
-import type { VersionWeights } from "./version-weights.ts";
+
+/** What the proxy needs to send a request to an outside provider with one key. */
+export interface OutsideTarget {
+  provider: string;
+  /** The model's id upstream: the body's `model` is rewritten to it. */
+  model: string;
+  /** The base URL's path without its trailing slash (`/v1`): the client's path after /v1 is added. */
+  pathPrefix: string;
+  authorization: string;
+  keyRef: string;
+  /** Answers 401/403 (the key was refused) and 429 (the key is at its limit), for the metrics. */
+  refused: number;
+  limited: number;
+}
+
+/** Shares of a model's traffic per version while a canary runs (version-weights.ts draws by them). */
+export type VersionWeights = Readonly<Record<string, number>>;
 
 export interface Endpoint {
   id: string;

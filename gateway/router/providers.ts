@@ -7,22 +7,8 @@ import { upstreamPool } from "./upstream-pool.ts";
 import type { OutsideProvider } from "../../common/catalog-providers.ts";
 import { Breaker } from "./breaker.ts";
 import { KeysFile } from "./provider-keys.ts";
-import type { Endpoint, ModelGroup } from "./endpoint.ts";
+import type { Endpoint, ModelGroup, OutsideTarget } from "./endpoint.ts";
 import { SmoothedTtft } from "./ttft.ts";
-
-/** What the proxy needs to send a request to an outside provider with one key. */
-export interface OutsideTarget {
-  provider: string;
-  /** The model's id upstream: the body's `model` is rewritten to it. */
-  model: string;
-  /** The base URL's path without its trailing slash (`/v1`): the client's path after /v1 is added. */
-  pathPrefix: string;
-  authorization: string;
-  keyRef: string;
-  /** Answers 401/403 (the key was refused) and 429 (the key is at its limit), for the metrics. */
-  refused: number;
-  limited: number;
-}
 
 /** The upstream path for a client path: `/v1/chat/completions` → `<prefix>/chat/completions`. */
 export function outsidePath(o: OutsideTarget, path: string): string {

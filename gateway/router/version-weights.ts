@@ -1,8 +1,6 @@
 // Shares of a model's traffic per version, set while a canary runs. A request first draws a
 // version by weight, then the profile picks among that version's replicas.
-import type { Endpoint } from "./endpoint.ts";
-
-export type VersionWeights = Readonly<Record<string, number>>;
+import type { Endpoint, VersionWeights } from "./endpoint.ts";
 
 /** The replicas of one version drawn by weight; all of them when no weights apply. */
 export function byWeight(all: Endpoint[], weights: VersionWeights | null, draw = Math.random()): Endpoint[] {
