@@ -225,3 +225,8 @@ checksum/config: {{ include (print .Template.BasePath "/configmap.yaml") . | sha
 {{- end -}}
 {{- join "," $pairs -}}
 {{- end -}}
+
+{{/* Where agents run: the operator's selector, else GPU nodes as the NVIDIA GPU Operator labels them. */}}
+{{- define "llmgw.agentNodeSelector" -}}
+{{- toYaml (.Values.agent.nodeSelector | default (dict "nvidia.com/gpu.present" "true")) -}}
+{{- end -}}
