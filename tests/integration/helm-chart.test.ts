@@ -315,6 +315,9 @@ describe("the Helm chart", { skip }, () => {
       [["env.LLMGW_ADMIN_TOKEN=abc"], /env\.LLMGW_ADMIN_TOKEN looks like a secret/],
       [["temporal.tls.certKey=tls.crt", "temporal.tls.existingSecret=t"], /certKey and temporal\.tls\.keyKey go together/],
       [["tls.insecure=true", "tls.ca.existingSecret=ca"], /tls\.insecure turns the agent protocol's TLS off/],
+      // values.schema.json: a misspelt key or a wrong type is refused, not ignored.
+      [["temporall.address=x"], /additional properties 'temporall' not allowed/],
+      [["agent.gpu.count=two"], /\/agent\/gpu\/count': got string, want integer/],
     ];
     for (const [set, message] of cases) {
       const r = helm(["template", "llmgw", CHART, "--values", path.join(CHART, "ci/external-services-values.yaml"), ...set.flatMap((s) => ["--set", s])]);
