@@ -138,6 +138,17 @@ describe("the docs", () => {
     assert.deepEqual(missing, [], "paths the docs name that are not in the repository");
   });
 
+  it("give every bench under tests/bench its place in docs/benchmarks.md", () => {
+    const text = fs.readFileSync(path.join(DOCS, "benchmarks.md"), "utf8");
+    const benches = (fs.readdirSync(path.join(REPO, "tests/bench"), { recursive: true }) as string[]).filter((f) => /\.(ts|sh)$/.test(f)).map((f) => `tests/bench/${f}`);
+    assert.ok(benches.length >= 10, `${benches.length} benches found`);
+    assert.deepEqual(
+      benches.filter((b) => !text.includes(`\`${b}\``)),
+      [],
+      "benches docs/benchmarks.md does not name",
+    );
+  });
+
   it("name only activities and workflows the worker runs", () => {
     const activities = new Set(Object.keys(createActivities({} as ActivityDeps)));
     const workflows = new Set(Object.keys(workflowExports));
