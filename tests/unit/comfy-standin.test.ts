@@ -87,7 +87,7 @@ describe("ComfyUI stand-in", () => {
   });
 });
 
-describe("PNG, GLB, multipart and placeholders", () => {
+describe("PNG, GLB and placeholders", () => {
   it("computes CRC-32 as zlib does", () => assert.equal(crc32(Buffer.from("123456789")), 0xcbf43926));
 
   it("strips a picture's text and adds the licence as iTXt", () => {
