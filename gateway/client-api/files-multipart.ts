@@ -68,6 +68,9 @@ export async function receiveMultipart(body: Readable, contentType: string | und
       fields[name] = value;
     });
     bb.on("file", (name, stream, info) => {
+      // What busboy still holds unparsed after a failure is parsed, but opens no file: the caller
+      // may already have removed it. (Destroying busboy from inside its own events breaks it.)
+      if (failed) return void stream.resume();
       // Opened at once (not lazily as a stream opens it) so the caller's removal always finds it.
       const fd = fs.openSync(tmpPath, "w", 0o600);
       const file = fs.createWriteStream("", { fd });

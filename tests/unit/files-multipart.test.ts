@@ -49,6 +49,14 @@ describe("multipart upload reader", () => {
     assert.equal(ok.file!.bytes, 1000);
   });
 
+  it("opens no file for a part that follows a failure in the same chunk", async () => {
+    const tmp = tmpFile();
+    const body = Buffer.concat([field("purpose", "v".repeat(65 * 1024)), filePart(Buffer.alloc(10, 1)), END]);
+    await assert.rejects(receiveMultipart(Readable.from([body]), CT, tmp, 1 << 20), refused(/longer than 65536 bytes/));
+    await new Promise((r) => setImmediate(r));
+    assert.equal(fs.existsSync(tmp), false, "the file part after the failure was not written");
+  });
+
   it("refuses malformed bodies and broken limits with a clear message", async () => {
     const cases: [string, string | undefined, Buffer, RegExp][] = [
       ["not multipart", "application/json", Buffer.from("{}"), /not multipart\/form-data/],
