@@ -149,7 +149,7 @@ describe("the docs", () => {
     );
   });
 
-  it("name only activities and workflows the worker runs", () => {
+  it("name only activities and workflows the worker runs, and list them all in architecture.md", () => {
     const activities = new Set(Object.keys(createActivities({} as ActivityDeps)));
     const workflows = new Set(Object.keys(workflowExports));
     assert.ok(activities.has("bringUpReplica") && workflows.has("serveModel"), "the exports are read");
@@ -174,5 +174,10 @@ describe("the docs", () => {
     }
     assert.ok(seen >= 40, `${seen} activity and workflow names found in the docs`);
     assert.deepEqual(wrong, [], "names the docs give as activities or workflows that the worker does not run");
+    // And the architecture's tables list them all.
+    const arch = fs.readFileSync(path.join(DOCS, "architecture.md"), "utf8");
+    const listed = (header: string) => new Set(tableColumn(arch, header).flat());
+    assert.deepEqual([...activities].filter((a) => !listed("activity").has(a)), [], "activities missing from docs/architecture.md's table");
+    assert.deepEqual([...workflows].filter((w) => !listed("workflow").has(w)), [], "workflows missing from docs/architecture.md's table");
   });
 });
