@@ -76,7 +76,7 @@ const schema = z.object({
   /**
    * The usage worker's CPU priority (nice, when it runs alone: `worker usage`). Its ledger writes
    * are deferred work: where it shares cores with a gateway, its bursts otherwise hold up requests
-   * (docs/benchmarks.md, stop 16). Lowering needs no privilege; below 0 needs root.
+   * (docs/benchmarks-history.md, stop 16). Lowering needs no privilege; below 0 needs root.
    */
   LLMGW_USAGE_WORKER_NICE: z.coerce.number().int().min(-20).max(19).default(10),
   /** "1" keeps V8's allocation-site pretenuring in the gateway process; "0" turns it off (gateway/heap-tuning.ts). */

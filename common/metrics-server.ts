@@ -11,7 +11,7 @@ const MISNAMED_DEFAULTS = ["nodejs_active_handles_total", "nodejs_active_request
  * prom-client's process and Node.js metrics under `prefix`, less the ones misnamed upstream. The
  * event-loop delay is sampled every LLMGW_LOOP_MONITOR_MS, not prom-client's 10: each sample wakes
  * the process, and at 10 ms an idle process spent 6.6 ms of CPU a second on it (0.9 at 100 ms;
- * docs/benchmarks.md, stop 23).
+ * docs/benchmarks-history.md, stop 23).
  */
 export function collectProcessMetrics(registry: Registry, prefix: string): void {
   collectDefaultMetrics({ register: registry, prefix, eventLoopMonitoringPrecision: config().LLMGW_LOOP_MONITOR_MS });

@@ -1,4 +1,4 @@
-// V8 settings for the gateway process, set before it loads anything else (docs/benchmarks.md, stop 18).
+// V8 settings for the gateway process, set before it loads anything else (docs/benchmarks-history.md, stop 18).
 //
 // Pretenuring: once most objects from one allocation site outlive a scavenge, V8 allocates that
 // site's objects straight in the old generation. On the gateway's hot path that backfires. A request's

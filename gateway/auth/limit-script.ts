@@ -6,7 +6,7 @@
 // leases that hold slots, scored by when they lapse (`:leases`, a sorted set: a gateway that dies
 // holding slots frees them then), and for a lease of more than one slot how many it holds past its
 // first (`:held`, a hash, with their sum in field '*'). So a lease of 256 costs Redis a few commands
-// per scope, not one per slot, and a lease of one no more than a set member (docs/benchmarks.md,
+// per scope, not one per slot, and a lease of one no more than a set member (docs/benchmarks-history.md,
 // stop 22). Settling gives back what a lease did not use. gateway/auth/local-limits.ts is the same
 // logic in memory.
 

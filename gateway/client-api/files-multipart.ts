@@ -1,10 +1,11 @@
-// multipart/form-data read as a stream: the file part goes straight to disk (hashed on the way),
-// never held whole in memory; other parts are small fields. Written here because no multipart
-// parser is among the dependencies.
+// multipart/form-data read as a stream with busboy: the file part goes straight to disk (hashed on
+// the way), never held whole in memory; other parts are small fields. Every limit broken and every
+// malformed body is a MultipartError, which the route answers as a 400 (413 when too large).
 import { createHash } from "node:crypto";
 import fs from "node:fs";
-import { once } from "node:events";
+import { pipeline } from "node:stream/promises";
 import type { Readable } from "node:stream";
+import busboy from "busboy";
 
 export interface ReceivedFile {
   field: string;
@@ -23,102 +24,90 @@ export class MultipartError extends Error {
   }
 }
 
-const MAX_FIELD = 64 * 1024;
+/** A form field's value, at most; an upload's fields are short (`purpose`). */
+export const MAX_FIELD_BYTES = 64 * 1024;
+/** Fields besides the file; OpenAI's upload has one (`purpose`), clients may add a few. */
+export const MAX_FIELDS = 16;
 
-export function boundaryOf(contentType: string | undefined): string | null {
-  const m = /^multipart\/form-data\s*;.*boundary=(?:"([^"]+)"|([^;\s]+))/i.exec(contentType ?? "");
-  return m ? (m[1] ?? m[2]!) : null;
-}
+export const isMultipart = (contentType: string | undefined) => /^multipart\/form-data\s*;/i.test(contentType ?? "");
 
-/** Reads the body; the first file part is written to `tmpPath`. The caller removes it on error. */
-export async function receiveMultipart(body: Readable, boundary: string, tmpPath: string, maxBytes: number): Promise<{ fields: Record<string, string>; file: ReceivedFile | null }> {
-  const delim = Buffer.from(`\r\n--${boundary}`);
-  const fields: Record<string, string> = {};
-  let file: ReceivedFile | null = null;
-  let state = "preamble" as "preamble" | "after" | "headers" | "body" | "end";
-  let buf: Buffer = Buffer.from("\r\n");
-  let part: { name: string; filename: string | null; chunks: Buffer[]; size: number; out?: fs.WriteStream; hash?: ReturnType<typeof createHash> } | null = null;
-
-  const write = async (data: Buffer) => {
-    if (!part || !data.length) return;
-    part.size += data.length;
-    if (part.out) {
-      if (part.size > maxBytes) throw new MultipartError(`the file is larger than ${maxBytes} bytes`, true);
-      part.hash!.update(data);
-      if (!part.out.write(data)) await once(part.out, "drain");
-    } else {
-      if (part.size > MAX_FIELD) throw new MultipartError(`form field ${part.name} is too long`);
-      part.chunks.push(data);
-    }
-  };
-  const finish = async () => {
-    if (!part) return;
-    if (part.out) {
-      part.out.end();
-      await once(part.out, "close");
-      file = { field: part.name, filename: part.filename!, path: tmpPath, bytes: part.size, sha256: part.hash!.digest("hex") };
-    } else fields[part.name] = Buffer.concat(part.chunks).toString("utf8");
-    part = null;
-  };
-
-  const step = async (): Promise<boolean> => {
-    if (state === "preamble") {
-      const i = buf.indexOf(delim);
-      if (i < 0) return false;
-      buf = buf.subarray(i + delim.length);
-      state = "after";
-    } else if (state === "after") {
-      if (buf.length < 2) return false;
-      if (buf[0] === 0x2d && buf[1] === 0x2d) state = "end";
-      else {
-        buf = buf.subarray(2);
-        state = "headers";
-      }
-    } else if (state === "headers") {
-      const i = buf.indexOf("\r\n\r\n");
-      if (i < 0) {
-        if (buf.length > MAX_FIELD) throw new MultipartError("part headers too long");
-        return false;
-      }
-      const head = buf.subarray(0, i).toString("utf8");
-      buf = buf.subarray(i + 4);
-      const disp = /content-disposition:[^\r\n]*/i.exec(head)?.[0] ?? "";
-      const name = /\bname="([^"]*)"/i.exec(disp)?.[1] ?? "";
-      const filename = /\bfilename="([^"]*)"/i.exec(disp)?.[1] ?? null;
-      part = { name, filename, chunks: [], size: 0 };
-      if (filename !== null && !file) {
-        part.out = fs.createWriteStream(tmpPath, { mode: 0o600 });
-        part.hash = createHash("sha256");
-      } else if (filename !== null) throw new MultipartError("only one file per upload");
-      state = "body";
-    } else if (state === "body") {
-      const i = buf.indexOf(delim);
-      if (i < 0) {
-        const safe = buf.length - (delim.length - 1);
-        if (safe > 0) {
-          await write(buf.subarray(0, safe));
-          buf = buf.subarray(safe);
-        }
-        return false;
-      }
-      await write(buf.subarray(0, i));
-      await finish();
-      buf = buf.subarray(i + delim.length);
-      state = "after";
-    } else return false;
-    return true;
-  };
-
+/**
+ * Reads the body; the one file part is written to `tmpPath`. The caller removes `tmpPath` whatever
+ * happens: it is created before the first byte, so a removal right after a failure leaves nothing.
+ * On failure the body is left unread (the caller closes the connection).
+ */
+export async function receiveMultipart(body: Readable, contentType: string | undefined, tmpPath: string, maxBytes: number): Promise<{ fields: Record<string, string>; file: ReceivedFile | null }> {
+  if (!isMultipart(contentType)) throw new MultipartError("the body is not multipart/form-data");
+  let bb: busboy.Busboy;
   try {
-    for await (const chunk of body) {
-      buf = buf.length ? Buffer.concat([buf, chunk as Buffer]) : (chunk as Buffer);
-      while (await step());
-      if ((state as string) === "end") break;
-    }
-  } finally {
-    const p = part as { out?: fs.WriteStream } | null;
-    p?.out?.destroy();
+    bb = busboy({
+      headers: { "content-type": contentType },
+      defParamCharset: "utf8", // clients send file names as UTF-8, not latin1
+      // busboy calls a size limit reached at the limit itself, so one byte more: exactly the limit is fine.
+      limits: { fileSize: maxBytes + 1, files: 1, fields: MAX_FIELDS, parts: MAX_FIELDS + 1, fieldSize: MAX_FIELD_BYTES + 1, fieldNameSize: 200, headerPairs: 20 },
+    });
+  } catch (err) {
+    throw new MultipartError(`the multipart body cannot be read: ${(err as Error).message}`);
   }
-  if ((state as string) !== "end") throw new MultipartError("the multipart body ended early");
-  return { fields, file };
+
+  const fields: Record<string, string> = {};
+  return new Promise((resolve, reject) => {
+    let failed = false;
+    let out: fs.WriteStream | null = null;
+    let writing: Promise<ReceivedFile> | null = null;
+    const fail = (err: unknown) => {
+      if (failed) return;
+      failed = true;
+      body.unpipe(bb);
+      out?.destroy();
+      reject(err);
+    };
+    bb.on("field", (name, value, info) => {
+      if (info.nameTruncated) return fail(new MultipartError("a form field's name is too long"));
+      if (info.valueTruncated) return fail(new MultipartError(`form field ${name} is longer than ${MAX_FIELD_BYTES} bytes`));
+      fields[name] = value;
+    });
+    bb.on("file", (name, stream, info) => {
+      // What busboy still holds unparsed after a failure is parsed, but opens no file: the caller
+      // may already have removed it. (Destroying busboy from inside its own events breaks it.)
+      if (failed) return void stream.resume();
+      // Opened at once (not lazily as a stream opens it) so the caller's removal always finds it.
+      const fd = fs.openSync(tmpPath, "w", 0o600);
+      const file = fs.createWriteStream("", { fd });
+      out = file;
+      const hash = createHash("sha256");
+      let bytes = 0;
+      stream.on("limit", () => fail(new MultipartError(`the file is larger than ${maxBytes} bytes`, true)));
+      const written: Promise<ReceivedFile> = pipeline(
+        stream,
+        async function* (src: AsyncIterable<Buffer>) {
+          for await (const chunk of src) {
+            hash.update(chunk);
+            bytes += chunk.length;
+            yield chunk;
+          }
+        },
+        file,
+      ).then(
+        () => ({ field: name, filename: info.filename ?? "", path: tmpPath, bytes, sha256: hash.digest("hex") }),
+        (err: NodeJS.ErrnoException) => {
+          // A disk error stays what it is (a 500); the part's own stream failing is a broken body.
+          throw err.syscall ? err : new MultipartError(`the multipart body is malformed: ${err.message}`);
+        },
+      );
+      writing = written;
+      written.catch(fail);
+    });
+    bb.on("filesLimit", () => fail(new MultipartError("only one file per upload")));
+    bb.on("fieldsLimit", () => fail(new MultipartError(`at most ${MAX_FIELDS} form fields`)));
+    bb.on("partsLimit", () => fail(new MultipartError(`at most ${MAX_FIELDS + 1} form parts`)));
+    bb.on("error", (err: Error) => fail(new MultipartError(`the multipart body is malformed: ${err.message}`)));
+    bb.on("close", () => {
+      if (failed) return;
+      if (!writing) return resolve({ fields, file: null });
+      writing.then((file) => !failed && resolve({ fields, file }), fail);
+    });
+    body.on("error", fail);
+    body.pipe(bb);
+  });
 }

@@ -9,7 +9,7 @@ import { ApiError } from "../errors.ts";
 import { filePath, newFileId, ownedFile, type FilesDeps } from "../jobs/file-store.ts";
 import type { Authed } from "./context.ts";
 import { wrap } from "./express-util.ts";
-import { MultipartError, boundaryOf, receiveMultipart } from "./files-multipart.ts";
+import { MultipartError, isMultipart, receiveMultipart } from "./files-multipart.ts";
 
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 export const UPLOAD_PURPOSES = ["vision", "user_data"] as const;
@@ -34,8 +34,7 @@ export function filesRoutes(deps: FilesDeps): express.Router {
   r.post(
     "/files",
     wrap(async (req, res) => {
-      const boundary = boundaryOf(req.headers["content-type"]);
-      if (!boundary) throw new ApiError("invalid_request", "send the file as multipart/form-data with fields `file` and `purpose`", { param: "file" });
+      if (!isMultipart(req.headers["content-type"])) throw new ApiError("invalid_request", "send the file as multipart/form-data with fields `file` and `purpose`", { param: "file" });
       const declared = Number(req.headers["content-length"] ?? 0);
       if (declared > MAX_FILE_BYTES + 64 * 1024) throw new ApiError("too_large", `a file may be at most ${MAX_FILE_BYTES} bytes`, { param: "file", code: "file_too_large" });
       const id = newFileId();
@@ -43,7 +42,9 @@ export function filesRoutes(deps: FilesDeps): express.Router {
       fs.mkdirSync(path.dirname(where.abs), { recursive: true });
       const tmp = `${where.abs}.upload`;
       try {
-        const { fields, file } = await receiveMultipart(req, boundary, tmp, MAX_FILE_BYTES).catch((err: unknown) => {
+        const { fields, file } = await receiveMultipart(req, req.headers["content-type"], tmp, MAX_FILE_BYTES).catch((err: unknown) => {
+          // The rest of the body is left unread: the answer goes out and the connection closes.
+          res.setHeader("connection", "close");
           if (err instanceof MultipartError) throw new ApiError(err.tooLarge ? "too_large" : "invalid_request", err.message, { param: "file" });
           throw err;
         });

@@ -1,7 +1,7 @@
 // One request to a replica or an outside provider, over undici's dispatch API: the answer's status
 // and headers first, then its body gathered whole or handed on chunk by chunk, paused while the
 // client is slow to read. pool.request() would wrap each answer in a body stream, an async resource
-// and an AbortSignal: 5–11 % more CPU in a plain forwarder (docs/benchmarks.md, stop 15).
+// and an AbortSignal: 5–11 % more CPU in a plain forwarder (docs/benchmarks-history.md, stop 15).
 import type { IncomingHttpHeaders } from "node:http";
 import type { Writable } from "node:stream";
 import { StringDecoder } from "node:string_decoder";

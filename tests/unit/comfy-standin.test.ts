@@ -1,16 +1,12 @@
 // The ComfyUI stand-in speaks ComfyUI's API as ComfyUI does (queue order, progress over /ws,
-// history, /view, upload, delete, interrupt, validation); and the PNG, GLB and multipart codecs.
+// history, /view, upload, delete, interrupt, validation); and the PNG and GLB codecs (the multipart
+// reader has tests/unit/files-multipart.test.ts).
 import assert from "node:assert/strict";
-import fs from "node:fs";
-import os from "node:os";
-import path from "node:path";
-import { Readable } from "node:stream";
 import { after, before, describe, it } from "node:test";
 import { WebSocket } from "undici";
 import { startStandin, type Standin } from "../../agent/engines/comfyui-standin.ts";
 import { crc32, encodeRgb, replaceText, readChunks, tEXt, textEntries } from "../../common/png.ts";
 import { parseGlb, triangleFan, withAssetExtras } from "../../common/glb.ts";
-import { receiveMultipart } from "../../gateway/client-api/files-multipart.ts";
 import { fillGraph } from "../../activities/jobs.ts";
 
 type Msg = { type: string; data: Record<string, unknown> };
@@ -91,7 +87,7 @@ describe("ComfyUI stand-in", () => {
   });
 });
 
-describe("PNG, GLB, multipart and placeholders", () => {
+describe("PNG, GLB and placeholders", () => {
   it("computes CRC-32 as zlib does", () => assert.equal(crc32(Buffer.from("123456789")), 0xcbf43926));
 
   it("strips a picture's text and adds the licence as iTXt", () => {
@@ -109,23 +105,6 @@ describe("PNG, GLB, multipart and placeholders", () => {
     const out = parseGlb(withAssetExtras(glb, { licence: "MIT" }));
     assert.deepEqual(out.json.asset.extras, { licence: "MIT" });
     assert.deepEqual(out.bin, parseGlb(glb).bin);
-  });
-
-  it("streams a multipart file to disk whatever the chunking, and keeps fields", async () => {
-    const file = Buffer.alloc(200_000, 7);
-    file.write("\r\n--XY", 1000); // the start of a boundary, not one
-    const body = Buffer.concat([
-      Buffer.from('--XYZ\r\nContent-Disposition: form-data; name="file"; filename="a.bin"\r\n\r\n'),
-      file,
-      Buffer.from('\r\n--XYZ\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nvision\r\n--XYZ--\r\n'),
-    ]);
-    const tmp = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "mp-")), "f");
-    const chunks = [];
-    for (let i = 0; i < body.length; i += 997) chunks.push(body.subarray(i, i + 997));
-    const r = await receiveMultipart(Readable.from(chunks), "XYZ", tmp, 1 << 20);
-    assert.equal(r.fields.purpose, "vision");
-    assert.deepEqual(fs.readFileSync(tmp), file);
-    await assert.rejects(receiveMultipart(Readable.from([body]), "XYZ", `${tmp}2`, 1000), /larger than/);
   });
 
   it("fills placeholders keeping their types", () => {
