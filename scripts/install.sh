@@ -10,6 +10,8 @@
 #
 #   bash scripts/install.sh           npm ci when needed
 #   bash scripts/install.sh --check   exit 0 when installed, 1 when not (installs nothing)
+#
+# An install made before this marker existed has none: the first run installs again (npm ci).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -17,6 +19,13 @@ marker=node_modules/.llmgw-installed
 want="$(sha256sum package-lock.json | cut -d' ' -f1)"
 if [ -f "$marker" ] && [ "$(cat "$marker")" = "$want" ]; then exit 0; fi
 [ "${1:-}" != --check ] || exit 1
+
+# A linked node_modules is another checkout's install, shared: npm ci here would replace it under
+# whoever uses it. That checkout installs it.
+if [ -L node_modules ]; then
+  echo "install: node_modules links to $(readlink -f node_modules), which holds no finished install of this package-lock.json: run bash scripts/install.sh in the checkout it belongs to" >&2
+  exit 1
+fi
 
 echo "==> npm ci (no finished install of this package-lock.json in node_modules)"
 npm ci

@@ -129,4 +129,19 @@ describe("scripts/install.sh after an npm ci stopped midway", () => {
     assertFinished(dir, changed.out);
     assert.ok(!fs.existsSync(path.join(dir, "node_modules/kept")), "npm ci installed afresh");
   });
+
+  it("leaves a linked node_modules (another checkout's) alone, and says where to install", () => {
+    const dir = project();
+    const other = path.join(dir, "other-checkout-node_modules");
+    fs.mkdirSync(other);
+    fs.writeFileSync(path.join(other, "kept"), "");
+    fs.symlinkSync(other, path.join(dir, "node_modules"));
+    const r = install(dir);
+    assert.equal(r.status, 1, r.out);
+    assert.match(r.out, /links to .*other-checkout-node_modules/);
+    assert.doesNotMatch(r.out, /npm ci \(/);
+    assert.deepEqual(fs.readdirSync(other), ["kept"]);
+    fs.writeFileSync(path.join(other, ".llmgw-installed"), sha256(path.join(dir, "package-lock.json")) + "\n");
+    assert.equal(install(dir).status, 0, "installed there: nothing to do here");
+  });
 });
