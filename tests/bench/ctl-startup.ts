@@ -83,7 +83,7 @@ async function main(): Promise<number> {
   }
   const given = flag("--admin-url");
   const admin = given ? null : await standInAdmin();
-  const base = { ...process.env, LLMGW_ADMIN_URL: given ?? admin!.url, LLMGW_ADMIN_TOKEN: given ? flag("--token") : "bench-token" };
+  const base: NodeJS.ProcessEnv = { ...process.env, LLMGW_ADMIN_URL: given ?? admin!.url, LLMGW_ADMIN_TOKEN: given ? flag("--token") : "bench-token" };
   delete base.LLMGW_FROM_SOURCE;
   const ctl = [repoPath("bin", "llmgw.js"), "ctl", "models", "--json"];
   const variants: Variant[] = [
