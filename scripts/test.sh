@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What `npm test` runs: dependencies, generated code, the compiled build, the real services, a fresh test database,
-# the type check, the linter and every test under tests/{unit,integration,e2e}.
+# What `npm test` runs: dependencies, generated code, the compiled build, the real services, a fresh
+# test database, the type check, the linter and every test under tests/{unit,integration,e2e}.
 #
 #   npm test                                   everything
 #   npm test -- tests/unit/foo.test.ts ...     only these files (type check and lint skipped)
