@@ -1,16 +1,17 @@
 # One image for every llmgw process: `docker run IMAGE gateway|worker|agent|...`.
-# TypeScript runs through tsx's loader (bin/llmgw.js), so there is no compile step; the build
-# stage only installs dependencies and generates the Prisma client and the gRPC types.
+# The build stage installs dependencies, generates the Prisma client and the gRPC types, and
+# compiles the TypeScript into dist/ (scripts/build.sh), which bin/llmgw.js runs.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
 WORKDIR /app
 ENV CI=true NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
 COPY package.json package-lock.json ./
+# package.json's prepare (generate, compile) waits for the sources, copied below: it skips itself here.
 RUN npm ci
 # Sources only, listed one by one so that local state (.data/, node_modules/, generated code)
 # never reaches the image even without a .dockerignore.
-COPY tsconfig.json prisma.config.ts cli.ts ./
+COPY tsconfig.json tsconfig.build.json prisma.config.ts cli.ts ./
 COPY bin/ bin/
 COPY scripts/ scripts/
 COPY proto/ proto/
@@ -26,6 +27,7 @@ COPY doctor/ doctor/
 COPY launcher/ launcher/
 RUN rm -rf common/generated \
  && bash scripts/gen.sh \
+ && bash scripts/build.sh \
  && npm prune --omit=dev
 
 FROM ${NODE_IMAGE}

@@ -8,7 +8,6 @@
 // and the next agent on the same data directory adopts them.
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import { config } from "../common/config.ts";
 import { log } from "../common/logging.ts";
@@ -37,8 +36,8 @@ import { adapterHandlers } from "./adapters/handlers.ts";
 import { engineAuth, engineKey } from "../common/engine-key.ts";
 import { clusterNetworksSchema, keepFirewall, nodePorts } from "./firewall.ts";
 import { AdapterError, AdapterStore } from "./adapters/store.ts";
+import { REPO_ROOT } from "../common/code-paths.ts";
 
-const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..");
 const NODE_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/;
 
 export interface AgentOptions {

@@ -3,11 +3,11 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import { gatewayNodeFlags } from "../gateway/heap-tuning.ts";
+import { repoPath } from "./code-paths.ts";
 import { loadConfig } from "./config.ts";
 
-export const LLMGW_BIN = fileURLToPath(new URL("../bin/llmgw.js", import.meta.url));
+export const LLMGW_BIN = repoPath("bin", "llmgw.js");
 
 export interface Child {
   name: string;

@@ -5,12 +5,12 @@
 import { createHash, randomUUID } from "node:crypto";
 import { readFile, readdir } from "node:fs/promises";
 import path from "node:path";
-import { fileURLToPath } from "node:url";
 import pg from "pg";
+import { repoPath } from "./code-paths.ts";
 import { log } from "./logging.ts";
 
-/** prisma/migrations, found from this file rather than the working directory. */
-export const MIGRATIONS_DIR = fileURLToPath(new URL("../prisma/migrations/", import.meta.url));
+/** prisma/migrations, found from the code rather than the working directory. */
+export const MIGRATIONS_DIR = repoPath("prisma", "migrations") + path.sep;
 
 /** The key Prisma's schema engine locks on Postgres, so we and `prisma migrate deploy` exclude each other. */
 const ADVISORY_LOCK_KEY = 72707369;

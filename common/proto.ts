@@ -1,10 +1,9 @@
 // The agent protocol at run time: proto/llmgw/agent/v1/agent.proto loaded with the same options
 // that scripts/gen.sh gives proto-loader-gen-types, so the generated types describe these objects.
 import { timingSafeEqual } from "node:crypto";
-import path from "node:path";
-import { fileURLToPath } from "node:url";
 import * as grpc from "@grpc/grpc-js";
 import * as protoLoader from "@grpc/proto-loader";
+import { repoPath } from "./code-paths.ts";
 import type { ProtoGrpcType } from "./generated/proto/agent.ts";
 
 export type { AgentClient } from "./generated/proto/llmgw/agent/v1/Agent.ts";
@@ -16,7 +15,7 @@ export type { ReplicaStatus, ReplicaStatus__Output } from "./generated/proto/llm
 export type { StartReplicaRequest__Output } from "./generated/proto/llmgw/agent/v1/StartReplicaRequest.ts";
 export type { ReplicaState } from "./generated/proto/llmgw/agent/v1/ReplicaState.ts";
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), "..", "proto");
+const root = repoPath("proto");
 
 let loaded: ProtoGrpcType["llmgw"]["agent"]["v1"] | undefined;
 

@@ -1,6 +1,7 @@
 // How ctl reaches the admin API: URL and token from LLMGW_ADMIN_URL / LLMGW_ADMIN_TOKEN, else
 // from the files `llmgw up` and the gateway write under the data directory.
 import fs from "node:fs";
+import http from "node:http";
 import path from "node:path";
 import { config } from "../common/config.ts";
 
@@ -39,23 +40,40 @@ export function adminClient(): AdminClient {
   return adminClientFor(base, token);
 }
 
+/**
+ * One request over node:http(s). Not fetch: its first use loads undici and compiles its WebAssembly
+ * HTTP parser, which was most of a short ctl command's CPU (docs/benchmarks.md, "ctl's start").
+ * A connection of its own (no keep-alive pool): no idle socket can go stale between two calls.
+ */
+async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
+  const mod = url.protocol === "https:" ? await import("node:https") : http;
+  return new Promise((resolve, reject) => {
+    const req = mod.request(url, { method, headers, agent: false }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on("data", (c: Buffer) => chunks.push(c));
+      res.on("end", () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString("utf8") }));
+      res.on("error", reject);
+    });
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
 /** A client for the admin API at `baseUrl`; errors carry the API's own message. */
 export function adminClientFor(baseUrl: string, token: string): AdminClient {
   const base = baseUrl.replace(/\/$/, "");
   async function request<T>(method: string, p: string, body?: unknown): Promise<T> {
-    let res: Response;
+    const payload = body === undefined ? undefined : JSON.stringify(body);
+    const headers: Record<string, string> = { authorization: `Bearer ${token}` };
+    if (payload !== undefined) Object.assign(headers, { "content-type": "application/json", "content-length": String(Buffer.byteLength(payload)) });
+    let res: { status: number; text: string };
     try {
-      res = await fetch(`${base}/api/v1${p}`, {
-        method,
-        headers: { authorization: `Bearer ${token}`, ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
+      res = await send(new URL(`${base}/api/v1${p}`), method, headers, payload);
     } catch (err) {
       throw new CtlError(`cannot reach the admin API at ${base}: ${(err as Error).message}`, 0);
     }
-    const text = await res.text();
-    const json = text ? (JSON.parse(text) as T & { error?: { message: string; field?: string | null } }) : ({} as T & { error?: undefined });
-    if (!res.ok) throw new CtlError(json.error ? json.error.message : `admin API answered HTTP ${res.status}`, res.status);
+    const json = res.text ? (JSON.parse(res.text) as T & { error?: { message: string; field?: string | null } }) : ({} as T & { error?: undefined });
+    if (res.status < 200 || res.status >= 300) throw new CtlError(json.error ? json.error.message : `admin API answered HTTP ${res.status}`, res.status);
     return json;
   }
   return { request, get: (p) => request("GET", p), post: (p, b) => request("POST", p, b) };

@@ -1,39 +1,30 @@
 // llmgw ctl <group> <command>: the operator's CLI. It talks to the admin API only, so every
 // check the API makes applies to it too.
 import { CtlError } from "./admin-client.ts";
-import { listModels, modelCommand } from "./models.ts";
-import { listNodes, nodeCommand } from "./nodes.ts";
-import { operationCommand } from "./operations.ts";
-import { keysCommand, orgsCommand, projectsCommand, teamsCommand } from "./tenancy.ts";
-import { auditCommand } from "./audit.ts";
-import { limitsCommand } from "./limits.ts";
-import { notifyCommand } from "./notify.ts";
-import { pricesCommand } from "./prices.ts";
-import { usageCommand } from "./usage.ts";
-import { slurmCommand } from "./slurm.ts";
-import { trainCommand } from "./train.ts";
-import { requestCommand } from "./request.ts";
-import { workflowCommand } from "./workflows.ts";
 
-const GROUPS: Record<string, (argv: string[]) => Promise<void>> = {
-  model: modelCommand,
-  models: listModels,
-  nodes: listNodes,
-  node: nodeCommand,
-  operation: operationCommand,
-  orgs: orgsCommand,
-  teams: teamsCommand,
-  projects: projectsCommand,
-  keys: keysCommand,
-  limits: limitsCommand,
-  prices: pricesCommand,
-  notify: notifyCommand,
-  usage: usageCommand,
-  audit: auditCommand,
-  slurm: slurmCommand,
-  train: trainCommand,
-  request: requestCommand,
-  workflow: workflowCommand,
+type Command = (argv: string[]) => Promise<void>;
+
+// Each group's module loads when its command runs: a command pays only for its own imports
+// (start-up is most of a ctl command's time; docs/benchmarks.md, "ctl's start").
+const GROUPS: Record<string, () => Promise<Command>> = {
+  model: async () => (await import("./models.ts")).modelCommand,
+  models: async () => (await import("./models.ts")).listModels,
+  nodes: async () => (await import("./nodes.ts")).listNodes,
+  node: async () => (await import("./nodes.ts")).nodeCommand,
+  operation: async () => (await import("./operations.ts")).operationCommand,
+  orgs: async () => (await import("./tenancy.ts")).orgsCommand,
+  teams: async () => (await import("./tenancy.ts")).teamsCommand,
+  projects: async () => (await import("./tenancy.ts")).projectsCommand,
+  keys: async () => (await import("./tenancy.ts")).keysCommand,
+  limits: async () => (await import("./limits.ts")).limitsCommand,
+  prices: async () => (await import("./prices.ts")).pricesCommand,
+  notify: async () => (await import("./notify.ts")).notifyCommand,
+  usage: async () => (await import("./usage.ts")).usageCommand,
+  audit: async () => (await import("./audit.ts")).auditCommand,
+  slurm: async () => (await import("./slurm.ts")).slurmCommand,
+  train: async () => (await import("./train.ts")).trainCommand,
+  request: async () => (await import("./request.ts")).requestCommand,
+  workflow: async () => (await import("./workflows.ts")).workflowCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -60,13 +51,13 @@ every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {
   const [group, ...rest] = argv;
-  const run = group ? GROUPS[group] : undefined;
-  if (!run) {
+  const load = group && Object.hasOwn(GROUPS, group) ? GROUPS[group] : undefined;
+  if (!load) {
     process.stderr.write(CTL_USAGE + "\n");
     return group ? 2 : 0;
   }
   try {
-    await run(rest);
+    await (await load())(rest);
     return 0;
   } catch (err) {
     if (err instanceof CtlError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {

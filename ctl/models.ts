@@ -1,7 +1,6 @@
 // ctl models / ctl model serve|show: the catalog and model operations.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { followOperation } from "./operations.ts";
 import { printJson, printTable } from "./output.ts";
@@ -45,6 +44,8 @@ async function add(argv: string[]): Promise<void> {
   if (!values.file) throw new CtlError("usage: llmgw ctl model add -f model.yaml [--json]");
   let entry: unknown;
   try {
+    // yaml loads on use: it is most of ctl's start-up otherwise (docs/benchmarks.md, "ctl's start").
+    const { parse: parseYaml } = await import("yaml");
     entry = parseYaml(fs.readFileSync(values.file, "utf8"));
   } catch (err) {
     throw new CtlError(`${values.file}: ${(err as Error).message}`);

@@ -2,7 +2,6 @@
 // A definition file is JSON or YAML: name, model, description, output, inputs, graph (API format).
 import fs from "node:fs";
 import { parseArgs } from "node:util";
-import { parse as parseYaml } from "yaml";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { printJson, printTable } from "./output.ts";
 
@@ -28,6 +27,7 @@ export async function workflowCommand(argv: string[]): Promise<void> {
     if (!values.file) throw new CtlError("usage: llmgw ctl workflow add -f FILE.json|yaml [--json]");
     let entry: unknown;
     try {
+      const { parse: parseYaml } = await import("yaml"); // loaded on use, as in ctl/models.ts
       entry = parseYaml(fs.readFileSync(values.file, "utf8")); // YAML is a superset of JSON
     } catch (err) {
       throw new CtlError(`${values.file}: ${(err as Error).message}`);

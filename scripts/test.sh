@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# What `npm test` runs: dependencies, generated code, the real services, a fresh test database,
-# the type check, the linter and every test under tests/{unit,integration,e2e}.
+# What `npm test` runs: dependencies, generated code, the compiled build, the real services, a fresh
+# test database, the type check, the linter and every test under tests/{unit,integration,e2e}.
 #
 #   npm test                                   everything
 #   npm test -- tests/unit/foo.test.ts ...     only these files (type check and lint skipped)
@@ -9,6 +9,7 @@
 # LLMGW_TEST_DB=NAME and LLMGW_TEST_REDIS_DB=N: the test database and Redis database (default
 # llmgw_test and 1), for a second run beside the first.
 # LLMGW_SKIP_CHECKS=1 skips the type check and lint; LLMGW_CHECKS=1 forces them with files given.
+# LLMGW_FROM_SOURCE=1 skips the build: the processes the tests start run the sources through tsx.
 # LLMGW_TEST_LANES=N runs the files in N parallel lanes (default: 2 for the whole suite on 2 or more
 # cores, else 1; 1 for named files).
 set -euo pipefail
@@ -22,14 +23,18 @@ for a in "$@"; do
   case "$a" in -*) node_flags+=("$a") ;; *) files+=("$a") ;; esac
 done
 
-if [ ! -d node_modules ] || [ ! -e node_modules/.package-lock.json ] \
-  || [ package-lock.json -nt node_modules/.package-lock.json ]; then
-  section "npm ci"
-  npm ci
-fi
+bash scripts/install.sh
 
 section "generate (prisma client, grpc types)"
 bash scripts/gen.sh
+
+# The processes the tests start (bin/llmgw.js, the engines) run the compiled build, as in
+# production; it is made here when the sources changed since the last build (bin/dist.js).
+build_rc=0
+if [ "${LLMGW_FROM_SOURCE:-0}" != 1 ]; then
+  section "build (dist/)"
+  bash scripts/build.sh --if-stale || { build_rc=$?; echo "build failed: the processes the tests start run the sources through tsx" >&2; }
+fi
 
 section "services"
 bash scripts/python-tools.sh install   # .venv: the Temporal CLI and schemathesis (tests/e2e/schemathesis.test.ts)
@@ -47,7 +52,7 @@ export LLMGW_TEMPORAL_NAMESPACE=llmgw-test
 redis-cli -u "$REDIS_URL" flushdb >/dev/null
 echo "DATABASE_URL=$DATABASE_URL REDIS_URL=$REDIS_URL TEMPORAL_ADDRESS=$TEMPORAL_ADDRESS namespace=$LLMGW_TEMPORAL_NAMESPACE"
 
-checks_rc=0
+checks_rc=$build_rc
 if [ "${LLMGW_SKIP_CHECKS:-0}" != 1 ] && { [ ${#files[@]} -eq 0 ] || [ "${LLMGW_CHECKS:-0}" = 1 ]; }; then
   section "tsc --noEmit"
   npx tsc --noEmit || checks_rc=$?
@@ -79,6 +84,6 @@ fi
 
 if [ "$test_rc" != 0 ]; then exit "$test_rc"; fi
 if [ "$checks_rc" != 0 ]; then
-  echo "tests passed, but the type check or lint failed (exit $checks_rc)" >&2
+  echo "tests passed, but the build, the type check or lint failed (exit $checks_rc)" >&2
 fi
 exit "$checks_rc"

@@ -1,11 +1,11 @@
 // The worker's Prometheus metrics: workflows by type and outcome (from the sandbox through a sink),
 // activities by duration and retry (an activity interceptor), usage batches written and how far the
 // ledger lags behind the requests (the usage consumer), and the BullMQ queue's jobs by state.
-import { fileURLToPath } from "node:url";
 import type { Context as ActivityContext } from "@temporalio/activity";
 import type { Queue } from "bullmq";
 import type { ActivityInterceptors, InjectedSinks, WorkerInterceptors } from "@temporalio/worker";
 import { Counter, Gauge, Histogram, Registry } from "prom-client";
+import { codePath } from "../common/code-paths.ts";
 import { collectProcessMetrics } from "../common/metrics-server.ts";
 import type { MetricsSinks, WorkflowOutcome } from "./workflow-metrics.ts";
 
@@ -81,7 +81,7 @@ export class WorkerMetrics {
   /** Worker.create's interceptors: the sandbox module and the activity interceptor. */
   interceptors(): WorkerInterceptors {
     return {
-      workflowModules: [fileURLToPath(new URL("./workflow-metrics.ts", import.meta.url))],
+      workflowModules: [codePath("workers/workflow-metrics.ts")],
       activity: [(ctx) => this.activityInterceptor(ctx)],
     };
   }

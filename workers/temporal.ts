@@ -1,5 +1,4 @@
 // The Temporal worker: runs workflows/ and activities/ on the task queue.
-import { fileURLToPath } from "node:url";
 import os from "node:os";
 import path from "node:path";
 import { NativeConnection, Worker } from "@temporalio/worker";
@@ -8,6 +7,7 @@ import { closeAgentClients } from "../activities/deps.ts";
 import { closeSlurmClients } from "../activities/slurm.ts";
 import { closeTrainClients } from "../activities/training.ts";
 import { closeAdapterClients } from "../activities/adapters.ts";
+import { codePath, repoPath } from "../common/code-paths.ts";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
@@ -40,9 +40,9 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
   // One bundle for both workers, from the cache when these sources were bundled before:
   // bundling (webpack) is most of a worker's start time.
   const workflowBundle = await cachedWorkflowBundle({
-    workflowsPath: fileURLToPath(new URL("../workflows/index.ts", import.meta.url)),
+    workflowsPath: codePath("workflows/index.ts"),
     interceptorModules: metrics?.interceptors().workflowModules ?? [],
-    lockFile: fileURLToPath(new URL("../package-lock.json", import.meta.url)),
+    lockFile: repoPath("package-lock.json"),
     cacheDir: bundleDir(c.LLMGW_WORKFLOW_BUNDLE_DIR),
   });
   const worker = await Worker.create({

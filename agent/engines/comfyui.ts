@@ -5,6 +5,7 @@
 // answering); it serves no Prometheus metrics. Its models are found through its own model folders,
 // so the weights path is not on the command line.
 import path from "node:path";
+import { moduleArgs } from "../../common/code-paths.ts";
 import { python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
 import { SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
@@ -38,7 +39,7 @@ function useStandin(args: readonly string[]): boolean {
 
 /** What the gate runs behind it; the gate adds --listen 127.0.0.1 --port <its loopback port>. */
 function engineCommand(s: LaunchSpec): string[] {
-  if (useStandin(s.args)) return [process.execPath, "--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-standin.ts"), ...s.args.filter((a) => a !== STANDIN_ARG)];
+  if (useStandin(s.args)) return [process.execPath, ...moduleArgs(s.repoRoot, "agent/engines/comfyui-standin.ts"), ...s.args.filter((a) => a !== STANDIN_ARG)];
   const dir = process.env.LLMGW_COMFYUI_DIR || "ComfyUI";
   return [python(), path.join(dir, "main.py"), "--disable-auto-launch", ...s.args];
 }
@@ -47,7 +48,7 @@ export const comfyui: EngineAdapter = {
   command(s) {
     return {
       command: process.execPath,
-      args: ["--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-gate.ts"), "--port", String(s.port), "--host", s.host, "--", ...engineCommand(s)],
+      args: [...moduleArgs(s.repoRoot, "agent/engines/comfyui-gate.ts"), "--port", String(s.port), "--host", s.host, "--", ...engineCommand(s)],
     };
   },
   validateArgs: (args) => refusedFlag(args, COMFYUI_FLAGS),

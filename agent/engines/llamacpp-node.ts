@@ -1,7 +1,7 @@
 // The agent's adapter for the node-llama-cpp engine (agent/engines/llamacpp-node-server.ts):
 // llama.cpp on the CPU with llama-server's HTTP API, health and metrics, for machines without a
 // GPU engine and for tests. It loads one GGUF file that Fetch produced (or a catalog `path:`).
-import { join } from "node:path";
+import { moduleArgs } from "../../common/code-paths.ts";
 import { contextArgs, keyEnv, type EngineAdapter } from "./adapter.ts";
 import { validateLlamacppNodeArgs } from "./llamacpp-node-flags.ts";
 
@@ -10,9 +10,7 @@ export const llamacppNode: EngineAdapter = {
     return {
       command: process.execPath,
       args: [
-        "--import",
-        "tsx",
-        join(s.repoRoot, "agent", "engines", "llamacpp-node-server.ts"),
+        ...moduleArgs(s.repoRoot, "agent/engines/llamacpp-node-server.ts"),
         "--model",
         s.weights,
         "--host",

@@ -1,6 +1,6 @@
 // The agent's adapter for the `sim` engine (agent/engines/sim-server.ts): the command that
 // starts one replica, and a check of the extra flags a profile may give it.
-import { join } from "node:path";
+import { moduleArgs } from "../../common/code-paths.ts";
 import { ENGINE_API_KEY_ENV, type EngineAdapter } from "./adapter.ts";
 import { SIM_FLAGS, parseSimFlags, simSettingsSchema } from "./sim-server.ts";
 
@@ -22,9 +22,7 @@ export function simCommand(opts: { host: string; port: number; model: string; ar
   return {
     command: process.execPath,
     args: [
-      "--import",
-      "tsx",
-      join(opts.repoRoot, "agent", "engines", "sim-server.ts"),
+      ...moduleArgs(opts.repoRoot, "agent/engines/sim-server.ts"),
       "--host",
       opts.host,
       "--port",

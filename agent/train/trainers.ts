@@ -9,6 +9,7 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import type { StartTrainerRequest__Output } from "../../common/generated/proto/llmgw/agent/v1/StartTrainerRequest.ts";
 import type { TrainerStatus } from "../../common/generated/proto/llmgw/agent/v1/TrainerStatus.ts";
+import { moduleArgs } from "../../common/code-paths.ts";
 import { python } from "../engines/adapter.ts";
 import { WITHHELD_ENV } from "../supervisor/replicas.ts";
 import { readProgress } from "./progress.ts";
@@ -33,7 +34,7 @@ interface Record {
 
 /** Which trainer this node runs: "lora" (PyTorch + PEFT on the GPU) or "standin" (no GPU). */
 function trainerCommand(kind: string, repoRoot: string): { command: string; args: string[] } {
-  if (kind === "standin") return { command: process.execPath, args: ["--import", "tsx", path.join(repoRoot, "scripts/trainers/standin.ts")] };
+  if (kind === "standin") return { command: process.execPath, args: moduleArgs(repoRoot, "scripts/trainers/standin.ts") };
   if (kind === "lora") return { command: python(), args: [path.join(repoRoot, "scripts/trainers/lora.py")] };
   throw new TrainerError(grpc.status.FAILED_PRECONDITION, `unknown trainer "${kind}" (LLMGW_TRAINER: lora or standin)`);
 }

@@ -12,6 +12,7 @@ import { fileURLToPath } from "node:url";
 import { performance } from "node:perf_hooks";
 import { createInterface } from "node:readline";
 import { Pool } from "undici";
+import { moduleArgs } from "../../common/code-paths.ts";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 
@@ -54,9 +55,8 @@ async function startChild(): Promise<{ pid: number; port: number; stop(): Promis
   const child = spawn(
     process.execPath,
     [
-      "--import",
-      "tsx",
-      join(repoRoot, "agent", "engines", "sim-server.ts"),
+      // The compiled build when it is up to date, as production runs it (bin/dist.js).
+      ...moduleArgs(repoRoot, "agent/engines/sim-server.ts"),
       "--port",
       "0",
       "--host",

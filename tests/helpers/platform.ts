@@ -57,6 +57,9 @@ const ARGS: Record<ProcessName, string[]> = {
 
 const ALL: ProcessName[] = ["gateway", "worker-temporal", "worker-usage", "agent"];
 
+/** The sim engine's script on a command line: compiled (dist/) or the source run through tsx. */
+const SIM_SCRIPT = /\/agent\/engines\/sim-server\.[jt]s$/;
+
 /**
  * nodeId: the agent's LLMGW_NODE_ID (default node-<id>); Slurm tests use the host's name, Slurm's node name.
  * databaseUrl: an existing database to use (migrated here, never dropped) instead of a fresh one on the shared server.
@@ -172,7 +175,7 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
         const m = args.indexOf("--model");
         const portAt = args.indexOf("--port");
         const port = Number(args[portAt + 1]);
-        if (args.some((a) => a.endsWith("sim-server.ts")) && args[m + 1] === model && port >= lo && port <= hi) pids.push(Number(dir));
+        if (args.some((a) => SIM_SCRIPT.test(a)) && args[m + 1] === model && port >= lo && port <= hi) pids.push(Number(dir));
       }
       return pids;
     },

@@ -59,7 +59,7 @@ function simProcessesOn(port: number): number[] {
     if (!/^\d+$/.test(d)) continue;
     try {
       const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
-      if (argv.some((a) => a.endsWith("sim-server.ts")) && argv.includes(String(port))) out.push(Number(d));
+      if (argv.some((a) => /\/agent\/engines\/sim-server\.[jt]s$/.test(a)) && argv.includes(String(port))) out.push(Number(d));
     } catch {
       /* gone */
     }

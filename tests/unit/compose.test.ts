@@ -147,6 +147,12 @@ describe("Dockerfile", () => {
       if (hasTs) assert.match(text, new RegExp(`^COPY ${f.name}/ ${f.name}/$`, "m"), `Dockerfile copies ${f.name}/`);
     }
   });
+  it("compiles the TypeScript into dist/ (bin/llmgw.js runs it), before the dev dependencies (tsc) go", () => {
+    assert.match(text, /^COPY .*\btsconfig\.build\.json\b/m);
+    const build = text.indexOf("bash scripts/build.sh");
+    assert.ok(build > text.indexOf("bash scripts/gen.sh"), "after the generated code it imports");
+    assert.ok(build < text.indexOf("npm prune --omit=dev"), "before npm prune removes typescript");
+  });
 });
 
 describe("the Grafana dashboard", () => {
