@@ -107,15 +107,15 @@ sql_tool() { # database args...
 
 setup_db() {
   read_db_url
-  local db schema out
+  local db schema
   for db in "$DB" "$VIS_DB"; do
     schema=postgresql/v12/temporal
     [ "$db" = "$VIS_DB" ] && schema=postgresql/v12/visibility
-    if out="$(sql_tool "$db" create-database 2>&1)"; then say "created database $db"
-    elif ! grep -q "already exists" <<<"$out"; then echo "$out" >&2; die "could not create database $db on $PG_HOST:$PG_PORT"; fi
+    # create-database is a no-op for one that exists.
+    sql_tool "$db" create-database >"$LOG_DIR/temporal-sql-tool.log" 2>&1 || { log_tail "$LOG_DIR/temporal-sql-tool.log"; die "could not create database $db on $PG_HOST:$PG_PORT"; }
     # setup-schema -v 0.0 makes the version tables (a no-op once a version is recorded);
     # update-schema runs the embedded versioned scripts from the recorded version to this server's.
-    sql_tool "$db" setup-schema -v 0.0 >"$LOG_DIR/temporal-sql-tool.log" 2>&1 || { log_tail "$LOG_DIR/temporal-sql-tool.log"; die "setup-schema of $db failed"; }
+    sql_tool "$db" setup-schema -v 0.0 >>"$LOG_DIR/temporal-sql-tool.log" 2>&1 || { log_tail "$LOG_DIR/temporal-sql-tool.log"; die "setup-schema of $db failed"; }
     sql_tool "$db" update-schema --schema-name "$schema" >>"$LOG_DIR/temporal-sql-tool.log" 2>&1 || { log_tail "$LOG_DIR/temporal-sql-tool.log"; die "update-schema of $db failed"; }
   done
   say "databases $DB and $VIS_DB at schema of server $SERVER_VERSION"
@@ -180,6 +180,9 @@ EOF
   cat >"$DIR/dynamicconfig.yaml" <<'EOF'
 system.forceSearchAttributesCacheRefreshOnRead:
   - value: true
+# A namespace registered at start is served within seconds (default 10s).
+system.namespaceCacheRefreshInterval:
+  - value: 2s
 EOF
   cat >"$DIR/ui/config/llmgw.yaml" <<EOF
 temporalGrpcAddress: 127.0.0.1:$PORT
@@ -203,9 +206,13 @@ register_namespaces() {
       say "namespace $ns created"
     fi
     for sa in LlmgwModel LlmgwNode LlmgwKind; do
-      if ! cli operator search-attribute list --namespace "$ns" --command-timeout 10s 2>/dev/null | grep -qw "$sa"; then
-        cli operator search-attribute create --namespace "$ns" --name "$sa" --type Keyword --command-timeout 30s >/dev/null || die "could not add search attribute $sa to $ns"
-      fi
+      # A new namespace is known to every service once their namespace caches refresh (seconds).
+      local t0=$SECONDS err=""
+      until cli operator search-attribute list --namespace "$ns" --command-timeout 10s 2>/dev/null | grep -qw "$sa"; do
+        err="$(cli operator search-attribute create --namespace "$ns" --name "$sa" --type Keyword --command-timeout 30s 2>&1 >/dev/null)" && continue
+        ((SECONDS - t0 < 60)) || die "could not add search attribute $sa to $ns: $err"
+        sleep 1
+      done
     done
   done
 }
