@@ -32,6 +32,8 @@ SQL_TOOL="$CACHE_BIN/temporal-sql-tool"
 UI_BIN="$CACHE_BIN/temporal-ui-server"
 
 PORT="${LLMGW_TEMPORAL_PORT:-7233}"
+# The server records its membership ports (PORT+5..PORT+8) in a SMALLINT column.
+[[ "$PORT" =~ ^[0-9]+$ ]] && ((PORT >= 1024 && PORT + 9 <= 32767)) || { echo "temporal-server: error: LLMGW_TEMPORAL_PORT must be 1024 to 32758, not '$PORT'" >&2; exit 2; }
 UI_PORT="${LLMGW_TEMPORAL_UI_PORT:-8233}"
 DB="${LLMGW_TEMPORAL_DB:-temporal}"
 VIS_DB="${LLMGW_TEMPORAL_VISIBILITY_DB:-temporal_visibility}"

@@ -30,10 +30,14 @@ const listening = (port: number) =>
     s.once("error", () => resolve(false));
   });
 
-/** A base port with it and the nine after it free: the server's frontend, history, matching, worker, HTTP, membership and metrics ports. */
+/**
+ * A base port with it and the nine after it free: the server's frontend, history, matching, worker,
+ * HTTP, membership and metrics ports. Below 18000: the server keeps membership ports in a SMALLINT
+ * (at most 32767), and the kernel's ephemeral ports and the test platforms' engines lie above.
+ */
 async function freeBlock(): Promise<number> {
   for (;;) {
-    const base = 30000 + Math.floor(Math.random() * 3000) * 10;
+    const base = 11000 + Math.floor(Math.random() * 700) * 10;
     const taken = await Promise.all(Array.from({ length: 10 }, (_, i) => listening(base + i)));
     if (!taken.some(Boolean)) return base;
   }
