@@ -12,6 +12,18 @@ const schema = z.object({
   REDIS_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().default("127.0.0.1:7233"),
   LLMGW_TEMPORAL_NAMESPACE: z.string().default("default"),
+  // An operator's Temporal cluster or Temporal Cloud (common/temporal-connection.ts): TLS, mTLS and
+  // an API key, secrets read from files. TEMPORAL_TLS unset: TLS when any of the others is set.
+  TEMPORAL_TLS: z.enum(["0", "1"]).optional(),
+  /** The CA(s) the frontend's certificate is checked against (PEM); unset: the system's roots. */
+  TEMPORAL_TLS_CA_FILE: z.string().min(1).optional(),
+  /** A client certificate and its key (PEM), for a frontend that demands mutual TLS. */
+  TEMPORAL_TLS_CERT_FILE: z.string().min(1).optional(),
+  TEMPORAL_TLS_KEY_FILE: z.string().min(1).optional(),
+  /** The name the frontend's certificate must carry, when it is not the host of TEMPORAL_ADDRESS. */
+  TEMPORAL_TLS_SERVER_NAME: z.string().min(1).optional(),
+  /** A file holding the API key (Temporal Cloud), sent as a bearer token on every call. */
+  TEMPORAL_API_KEY_FILE: z.string().min(1).optional(),
   LLMGW_TASK_QUEUE: z.string().default("llmgw"),
   LLMGW_HOST: z.string().default("127.0.0.1"),
   LLMGW_CLIENT_PORT: port.default(8080),

@@ -2,12 +2,13 @@
 import type { AsyncLocalStorage } from "node:async_hooks";
 import { Client, Connection } from "@temporalio/client";
 import { config } from "./config.ts";
+import { temporalConnectionOptions } from "./temporal-connection.ts";
 
 export const SEARCH_ATTRIBUTES = { model: "LlmgwModel", node: "LlmgwNode", kind: "LlmgwKind" } as const;
 
 export async function temporalClient(): Promise<{ client: Client; close(): Promise<void> }> {
   const c = config();
-  const connection = Connection.lazy({ address: c.TEMPORAL_ADDRESS });
+  const connection = Connection.lazy(temporalConnectionOptions(c));
   keepCallContextSynchronous(connection.callContextStorage);
   await connection.ensureConnected();
   const client = new Client({ connection, namespace: c.LLMGW_TEMPORAL_NAMESPACE });

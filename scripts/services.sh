@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Starts and stops the real dependencies for development and tests: Temporal (dev server on a
 # SQLite file), PostgreSQL and Redis, each on its own port with its state under .data/.
+# LLMGW_TEMPORAL_MODE=server runs the real Temporal server on this PostgreSQL instead, with its
+# Web UI (scripts/temporal-server.sh); the dev server stays the default, for development and tests.
 #
 #   scripts/services.sh start | stop [postgres|redis|temporal]... | status | env | install | createdb NAME | kill-temporal [S]
 #
@@ -33,6 +35,9 @@ LOG_DIR="$DATA/logs"
 REDIS_DIR="$DATA/redis"
 TEMPORAL_DIR="$DATA/temporal"
 TEMPORAL_PID="$TEMPORAL_DIR/temporal.pid"
+TEMPORAL_MODE="${LLMGW_TEMPORAL_MODE:-dev}"
+case "$TEMPORAL_MODE" in dev | server) ;; *) echo "services: error: LLMGW_TEMPORAL_MODE is dev or server, not '$TEMPORAL_MODE'" >&2; exit 2 ;; esac
+temporal_server() { bash "$ROOT/scripts/temporal-server.sh" "$@"; }
 REDIS_PID="$REDIS_DIR/redis.pid"
 
 say() { echo "services: $*" >&2; }
@@ -293,6 +298,7 @@ temporal_ready() {
 
 start_temporal() {
   if [ -n "${TEMPORAL_ADDRESS:-}" ]; then say "temporal: TEMPORAL_ADDRESS is set, not starting one"; return 0; fi
+  if [ "$TEMPORAL_MODE" = server ]; then start_postgres; temporal_server start; return; fi
   ensure_temporal
   mkdir -p "$TEMPORAL_DIR" "$LOG_DIR"
   local pid; pid="$(read_pid "$TEMPORAL_PID")"
@@ -338,6 +344,7 @@ wait_gone() { # pid seconds name-fragment
 
 stop_temporal() {
   [ -z "${TEMPORAL_ADDRESS:-}" ] || return 0
+  if [ "$TEMPORAL_MODE" = server ]; then temporal_server stop; return; fi
   local pid; pid="$(read_pid "$TEMPORAL_PID")"
   if pid_alive "$pid" start-dev; then
     say "temporal: stopping"
@@ -349,6 +356,7 @@ stop_temporal() {
 
 status_temporal() {
   if [ -n "${TEMPORAL_ADDRESS:-}" ]; then echo "temporal  external  $TEMPORAL_ADDRESS"; return 0; fi
+  if [ "$TEMPORAL_MODE" = server ]; then temporal_server status; return; fi
   local pid; pid="$(read_pid "$TEMPORAL_PID")"
   if pid_alive "$pid" start-dev && find_temporal >/dev/null && temporal_ready; then
     echo "temporal  running   127.0.0.1:$TEMPORAL_PORT (pid $pid, UI http://127.0.0.1:$TEMPORAL_UI_PORT)"
@@ -398,6 +406,7 @@ case "$cmd" in
   kill-temporal)
     # For durability tests: the dev server dies at once (SIGKILL) and comes back on the same file.
     [ -z "${TEMPORAL_ADDRESS:-}" ] || die "temporal: TEMPORAL_ADDRESS is set: not ours to kill"
+    [ "$TEMPORAL_MODE" = dev ] || die "temporal: kill-temporal is for the dev server"
     pid="$(read_pid "$TEMPORAL_PID")"
     pid_alive "$pid" start-dev || die "temporal: not running"
     kill -KILL "$pid"
@@ -410,6 +419,7 @@ case "$cmd" in
     [ -n "${DATABASE_URL:-}" ] || ensure_pg_installed
     [ -n "${REDIS_URL:-}" ] || ensure_redis_installed
     [ -n "${TEMPORAL_ADDRESS:-}" ] || { ensure_temporal; say "temporal: $(find_temporal)"; }
+    if [ -z "${TEMPORAL_ADDRESS:-}" ] && [ "$TEMPORAL_MODE" = server ]; then temporal_server install; fi
     ;;
   createdb)
     [ $# -eq 1 ] || usage

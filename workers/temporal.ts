@@ -10,6 +10,7 @@ import { closeAdapterClients } from "../activities/adapters.ts";
 import { codePath, repoPath } from "../common/code-paths.ts";
 import { config } from "../common/config.ts";
 import { closePrisma, prisma } from "../common/db.ts";
+import { describeTemporalConnection, temporalConnectionOptions } from "../common/temporal-connection.ts";
 import { log } from "../common/logging.ts";
 import { Notifier, setNotifier } from "../common/notifier.ts";
 import { redis } from "../common/redis.ts";
@@ -36,7 +37,8 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
   // The activities raise notifications (a node lost) through it.
   const notifier = new Notifier(r);
   setNotifier(notifier);
-  const connection = await NativeConnection.connect({ address: c.TEMPORAL_ADDRESS });
+  const temporalOptions = temporalConnectionOptions(c);
+  const connection = await NativeConnection.connect(temporalOptions);
   // One bundle for both workers, from the cache when these sources were bundled before:
   // bundling (webpack) is most of a worker's start time.
   const workflowBundle = await cachedWorkflowBundle({
@@ -66,7 +68,7 @@ export async function runTemporalWorker(metrics?: WorkerMetrics): Promise<{ done
     maxHeartbeatThrottleInterval: "1 second",
   });
   await ensureFleetWatch();
-  log.info("temporal worker running", { taskQueue: c.LLMGW_TASK_QUEUE, namespace: c.LLMGW_TEMPORAL_NAMESPACE });
+  log.info("temporal worker running", { taskQueue: c.LLMGW_TASK_QUEUE, namespace: c.LLMGW_TEMPORAL_NAMESPACE, temporal: describeTemporalConnection(temporalOptions) });
   const done = Promise.all([worker.run(), jobsWorker.run()]).then(() => undefined).finally(async () => {
     closeAgentClients();
     closeSlurmClients();
