@@ -116,7 +116,8 @@ async function main(argv: string[]): Promise<number | null> {
     }
     case "sim": {
       setLogProcess("sim");
-      const { startSim, simSettingsFromArgs } = await import("./agent/engines/sim-server.ts");
+      const { startSim } = await import("./agent/engines/sim/server.ts");
+      const { simSettingsFromArgs } = await import("./agent/engines/sim/settings.ts");
       const s = await startSim(simSettingsFromArgs(rest));
       untilSignal("sim", () => s.close());
       return null;

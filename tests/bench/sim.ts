@@ -56,7 +56,7 @@ async function startChild(): Promise<{ pid: number; port: number; stop(): Promis
     [
       "--import",
       "tsx",
-      join(repoRoot, "agent", "engines", "sim-server.ts"),
+      join(repoRoot, "agent", "engines", "sim", "main.ts"),
       "--port",
       "0",
       "--host",

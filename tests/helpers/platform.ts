@@ -172,7 +172,7 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
         const m = args.indexOf("--model");
         const portAt = args.indexOf("--port");
         const port = Number(args[portAt + 1]);
-        if (args.some((a) => a.endsWith("sim-server.ts")) && args[m + 1] === model && port >= lo && port <= hi) pids.push(Number(dir));
+        if (args.some((a) => a.endsWith("/engines/sim/main.ts")) && args[m + 1] === model && port >= lo && port <= hi) pids.push(Number(dir));
       }
       return pids;
     },

@@ -4,7 +4,8 @@ import { spawn, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import OpenAI from "openai";
-import { startSim, type SimSettingsInput } from "../../agent/engines/sim-server.ts";
+import { startSim } from "../../agent/engines/sim/server.ts";
+import type { SimSettingsInput } from "../../agent/engines/sim/settings.ts";
 import { simCommand, validateSimArgs, SIM_HEALTH_PATH } from "../../agent/engines/sim.ts";
 
 const repoRoot = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
@@ -415,7 +416,7 @@ test("the adapter builds the command and refuses unknown flags", () => {
   assert.deepEqual(c.args, [
     "--import",
     "tsx",
-    "/repo/agent/engines/sim-server.ts",
+    "/repo/agent/engines/sim/main.ts",
     "--host",
     "10.1.2.3",
     "--port",
@@ -456,7 +457,7 @@ test("the adapter builds the command and refuses unknown flags", () => {
 test("run as a script, a bad flag exits 2 with a message", () => {
   const r = spawnSync(
     process.execPath,
-    ["--import", "tsx", join(repoRoot, "agent/engines/sim-server.ts"), "--port", "0", "--model", "m", "--bogus", "1"],
+    ["--import", "tsx", join(repoRoot, "agent/engines/sim/main.ts"), "--port", "0", "--model", "m", "--bogus", "1"],
     { cwd: repoRoot, encoding: "utf8", timeout: 20_000 },
   );
   assert.equal(r.status, 2);
@@ -466,7 +467,7 @@ test("run as a script, a bad flag exits 2 with a message", () => {
 test("run as a script, it logs one JSON line without the key and exits 0 on SIGTERM", async () => {
   const child = spawn(
     process.execPath,
-    ["--import", "tsx", join(repoRoot, "agent/engines/sim-server.ts"), "--port", "0", "--host", "127.0.0.1", "--model", "m", "--api-key-env", "SIM_SCRIPT_KEY"],
+    ["--import", "tsx", join(repoRoot, "agent/engines/sim/main.ts"), "--port", "0", "--host", "127.0.0.1", "--model", "m", "--api-key-env", "SIM_SCRIPT_KEY"],
     { cwd: repoRoot, env: { ...process.env, SIM_SCRIPT_KEY: "sk-very-secret", SIM_SLOTS: "3" }, stdio: ["ignore", "ignore", "pipe"] },
   );
   let stderr = "";
