@@ -6,11 +6,7 @@
 // so the weights path is not on the command line.
 import path from "node:path";
 import { python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
-import { SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
-
-const READS_FILES = "reads a file the agent did not fetch";
-const WRITES_FILES = "writes files outside the agent's control";
-const FETCHES = "downloads from the network";
+import { DOWNLOADS, READS_FILES, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 export const COMFYUI_FLAGS: FlagPolicy = {
   engine: "comfyui",
@@ -24,7 +20,7 @@ export const COMFYUI_FLAGS: FlagPolicy = {
     "--input-directory": READS_FILES, "--user-directory": WRITES_FILES, "--database-url": WRITES_FILES,
     "--extra-model-paths-config": READS_FILES, "--front-end-root": READS_FILES,
     "--tls-keyfile": READS_FILES, "--tls-certfile": READS_FILES,
-    "--front-end-version": FETCHES, "--comfy-api-base": FETCHES,
+    "--front-end-version": DOWNLOADS, "--comfy-api-base": DOWNLOADS,
   },
 };
 

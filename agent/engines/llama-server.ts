@@ -1,12 +1,7 @@
 // llama.cpp's `llama-server`: one GGUF file (or a hub repo it fetches itself), an OpenAI API,
 // /health and, with --metrics, Prometheus /metrics. It reads its key from LLAMA_API_KEY.
 import { contextArgs, errorMessage, keyEnv, parseJson, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
-import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
-
-const READS_FILES = "reads a file the agent did not fetch";
-const WRITES_FILES = "writes files outside the agent's control";
-const FETCHES = "downloads from the network; weights come through Fetch";
-const LOGS_PROMPTS = "logs prompts";
+import { FETCHES, KEY_IN_ENV, LOGS_PROMPTS, READS_FILES, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 /** llama.cpp's parser takes names exactly, so every alias is listed. */
 export const LLAMA_SERVER_FLAGS: FlagPolicy = {
