@@ -36,6 +36,7 @@ function untilSignal(name: string, close: () => Promise<void>): void {
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
   // Under `llmgw run`/`up` stdin is a pipe from the supervisor: when it closes, the supervisor is gone.
+  // The supervisor's mark on its children, read before (and whatever) config() says of their settings.
   if (process.env.LLMGW_SUPERVISED === "1") {
     process.stdin.on("end", () => stop("the supervisor's exit")).on("error", () => undefined);
     process.stdin.resume();

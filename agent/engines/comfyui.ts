@@ -5,6 +5,7 @@
 // answering); it serves no Prometheus metrics. Its models are found through its own model folders,
 // so the weights path is not on the command line.
 import path from "node:path";
+import { config } from "../../common/config.ts";
 import { python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
 import { DOWNLOADS, READS_FILES, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
@@ -29,13 +30,13 @@ export const STANDIN_ARG = "--llmgw-standin";
 
 /** The stand-in where ComfyUI cannot run: LLMGW_COMFYUI_STANDIN=1 on the agent, or the catalog asks. */
 function useStandin(args: readonly string[]): boolean {
-  return process.env.LLMGW_COMFYUI_STANDIN === "1" || args.includes(STANDIN_ARG);
+  return config().LLMGW_COMFYUI_STANDIN === "1" || args.includes(STANDIN_ARG);
 }
 
 /** What the gate runs behind it; the gate adds --listen 127.0.0.1 --port <its loopback port>. */
 function engineCommand(s: LaunchSpec): string[] {
   if (useStandin(s.args)) return [process.execPath, "--import", "tsx", path.join(s.repoRoot, "agent", "engines", "comfyui-standin.ts"), ...s.args.filter((a) => a !== STANDIN_ARG)];
-  const dir = process.env.LLMGW_COMFYUI_DIR || "ComfyUI";
+  const dir = config().LLMGW_COMFYUI_DIR;
   return [python(), path.join(dir, "main.py"), "--disable-auto-launch", ...s.args];
 }
 

@@ -1,5 +1,6 @@
 // vLLM (`vllm serve <model>`): an OpenAI API, /health, Prometheus /metrics. It reads its key from
 // VLLM_API_KEY, so the key never shows in the process list.
+import { config } from "../../common/config.ts";
 import { contextArgs, keyEnv, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
 import { FETCHES, KEY_IN_ENV, LOADS_PICKLE, LOGS_PROMPTS, READS_FILES, RUNS_CODE, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
@@ -30,7 +31,7 @@ export const VLLM_FLAGS: FlagPolicy = {
 export const vllm: EngineAdapter = {
   command(s) {
     return {
-      command: process.env.LLMGW_VLLM || "vllm",
+      command: config().LLMGW_VLLM,
       args: ["serve", s.weights, "--host", s.host, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--max-model-len", s.contextLength), ...s.args],
       // With --enable-lora, published adapters are loaded at run time (POST /v1/load_lora_adapter),
       // which vLLM allows only when told so in its environment.

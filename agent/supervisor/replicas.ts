@@ -50,7 +50,9 @@ export interface SupervisorOptions {
   logCapCheckMs?: number;
   /** Engines run as this user (resolveEngineUser); null or absent: as the agent's own. */
   engineUser?: EngineUser | null;
-  /** Whether the engine (process group `pgid`) shows up on its GPUs; default asks nvidia-smi. */
+  /** The nvidia-smi that says which processes are on which GPU (LLMGW_NVIDIA_SMI). */
+  nvidiaSmi: string;
+  /** Whether the engine (process group `pgid`) shows up on its GPUs; default asks nvidiaSmi. */
   onGpus?: (pgid: number, gpus: readonly number[]) => Promise<boolean>;
 }
 
@@ -256,7 +258,7 @@ export class Supervisor {
       if (health.reason) log.info("replica health", { replica: r.rec.id, ready: health.ready, reason: health.reason });
     }
     if (!health.ready) return;
-    const onGpus = this.opts.onGpus ?? onItsGpus;
+    const onGpus = this.opts.onGpus ?? ((pgid: number, gpus: readonly number[]) => onItsGpus(pgid, gpus, this.opts.nvidiaSmi));
     if (r.rec.gpus.length > 0 && !(await onGpus(r.rec.pid, r.rec.gpus))) return;
     if (r.state === "REPLICA_STATE_STARTING" && !this.closed) {
       r.state = "REPLICA_STATE_READY";

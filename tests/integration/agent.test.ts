@@ -31,7 +31,7 @@ const portBase = 20000 + Math.floor(Math.random() * 400) * 100;
 const ca = await testCa();
 /** What the control plane's activities call agents with: a spiffe://llmgw/control certificate. */
 const controlTls = await ca.tls();
-process.env.LLMGW_NVIDIA_SMI = path.join(dataDir, "no-nvidia-smi"); // no GPUs, even on a GPU machine
+const NO_GPUS = path.join(dataDir, "no-nvidia-smi"); // no GPUs, even on a GPU machine
 
 const agents: RunningAgent[] = [];
 const clients: AgentApi[] = [];
@@ -59,7 +59,7 @@ function simProcessesOn(port: number): number[] {
     if (!/^\d+$/.test(d)) continue;
     try {
       const argv = fs.readFileSync(`/proc/${d}/cmdline`, "utf8").split("\0");
-      if (argv.some((a) => a.endsWith("sim-server.ts")) && argv.includes(String(port))) out.push(Number(d));
+      if (argv.some((a) => a.endsWith("/engines/sim/main.ts")) && argv.includes(String(port))) out.push(Number(d));
     } catch {
       /* gone */
     }
@@ -180,6 +180,7 @@ test("the node agent: auth, inventory, control link, engines started, adopted, s
     enginePortMax: portBase + 99,
     stopEnginesOnExit: false,
     labels: { zone: "test-a" },
+    nvidiaSmi: NO_GPUS,
   };
   // The agent comes up before the control plane does: it retries Register and never fails.
   const agent1 = await startAgent(base);
@@ -498,6 +499,7 @@ async function soloAgent(t: { after: (fn: () => Promise<void>) => void }, extra:
     enginePortMax: portBase + 99,
     stopEnginesOnExit: true,
     labels: {},
+    nvidiaSmi: NO_GPUS,
     ...extra,
   });
   const client = agentClient(`127.0.0.1:${agent.port}`, TOKEN, controlTls);
@@ -516,13 +518,8 @@ test("on a GPU node a replica is READY only once its process group shows up on i
   fs.writeFileSync(path.join(rec, "compute-apps.csv"), "");
   const smi = path.join(rec, "nvidia-smi");
   fs.writeFileSync(smi, `#!/bin/sh\nexec bash ${JSON.stringify(path.join(FIXTURES, "replay.sh"))} ${JSON.stringify(rec)} "$@"\n`, { mode: 0o755 });
-  const saved = process.env.LLMGW_NVIDIA_SMI;
-  process.env.LLMGW_NVIDIA_SMI = smi;
-  t.after(() => {
-    process.env.LLMGW_NVIDIA_SMI = saved;
-    fs.rmSync(rec, { recursive: true, force: true });
-  });
-  const { client } = await soloAgent(t);
+  t.after(() => fs.rmSync(rec, { recursive: true, force: true }));
+  const { client } = await soloAgent(t, { nvidiaSmi: smi });
 
   const info = await client.describe();
   assert.deepEqual(info.gpus.map((g) => [g.index, g.uuid, g.pcieWidthCurrent, g.pcieWidthMax]).at(0), [0, H100_0, 16, 16]);
