@@ -36,6 +36,7 @@ function untilSignal(name: string, close: () => Promise<void>): void {
   process.on("SIGINT", () => stop("SIGINT"));
   process.on("SIGTERM", () => stop("SIGTERM"));
   // Under `llmgw run`/`up` stdin is a pipe from the supervisor: when it closes, the supervisor is gone.
+  // The supervisor's mark on its children, read before (and whatever) config() says of their settings.
   if (process.env.LLMGW_SUPERVISED === "1") {
     process.stdin.on("end", () => stop("the supervisor's exit")).on("error", () => undefined);
     process.stdin.resume();
@@ -116,7 +117,8 @@ async function main(argv: string[]): Promise<number | null> {
     }
     case "sim": {
       setLogProcess("sim");
-      const { startSim, simSettingsFromArgs } = await import("./agent/engines/sim-server.ts");
+      const { startSim } = await import("./agent/engines/sim/server.ts");
+      const { simSettingsFromArgs } = await import("./agent/engines/sim/settings.ts");
       const s = await startSim(simSettingsFromArgs(rest));
       untilSignal("sim", () => s.close());
       return null;

@@ -3,6 +3,7 @@
 // engine starts and restarts, and replicas by state (the supervisor's list).
 import { execFile } from "node:child_process";
 import { Counter, Gauge, Registry } from "prom-client";
+import { config } from "../common/config.ts";
 import { collectProcessMetrics } from "../common/metrics-server.ts";
 import type { FetchProgress } from "../common/generated/proto/llmgw/agent/v1/FetchProgress.ts";
 import type { ReplicaStatus } from "../common/proto.ts";
@@ -53,7 +54,7 @@ export function parseGpuTelemetry(csv: string): GpuTelemetry[] {
 }
 
 /** GPU telemetry now; [] without nvidia-smi (a CPU node) or when it fails. */
-export function readGpuTelemetry(nvidiaSmi = process.env.LLMGW_NVIDIA_SMI ?? "nvidia-smi"): Promise<GpuTelemetry[]> {
+export function readGpuTelemetry(nvidiaSmi: string): Promise<GpuTelemetry[]> {
   return new Promise((resolve) => {
     execFile(nvidiaSmi, [`--query-gpu=${GPU_TELEMETRY_COLUMNS.join(",")}`, "--format=csv,noheader,nounits"], { timeout: 5000 }, (err, stdout) =>
       resolve(err ? [] : parseGpuTelemetry(stdout)),
@@ -72,7 +73,7 @@ export class AgentMetrics {
   /** Each fetch in progress: its last reported rate. */
   private fetching = new Map<object, number>();
 
-  constructor(replicas: () => ReplicaStatus[], nvidiaSmi?: string) {
+  constructor(replicas: () => ReplicaStatus[], nvidiaSmi: string = config().LLMGW_NVIDIA_SMI) {
     collectProcessMetrics(this.registry, "llmgw_agent_");
     const fetching = this.fetching;
     new Gauge({

@@ -14,7 +14,8 @@ import { log } from "../common/logging.ts";
 import { agentProto, hasClusterToken, UNAUTHENTICATED, type AgentHandlers, type NodeInfo } from "../common/proto.ts";
 import { readOrCreateSecret } from "../common/secrets.ts";
 import { inventory, parseLabels } from "./discovery/inventory.ts";
-import { ReplicaError, Supervisor } from "./supervisor/replicas.ts";
+import { Supervisor } from "./supervisor/replicas.ts";
+import { ReplicaError } from "./supervisor/start-request.ts";
 import { resolveEngineUser } from "./supervisor/engine-user.ts";
 import { startMemoryReadMeter } from "./discovery/memory-read.ts";
 import { FetchError } from "./fetch/errors.ts";
@@ -80,6 +81,8 @@ export interface AgentOptions {
   clusterNetworks: string | undefined;
   /** Slurm's ports, kept to the cluster too on a Slurm node. */
   slurmPorts: number[];
+  /** The nvidia-smi that finds this node's GPUs and what runs on them (LLMGW_NVIDIA_SMI). */
+  nvidiaSmi: string;
 }
 
 export interface RunningAgent {
@@ -107,7 +110,7 @@ function defaults(): AgentOptions {
     enginePortMin: c.LLMGW_ENGINE_PORT_MIN,
     enginePortMax: c.LLMGW_ENGINE_PORT_MAX,
     stopEnginesOnExit: c.LLMGW_AGENT_STOP_ENGINES_ON_EXIT === "1",
-    labels: parseLabels(process.env.LLMGW_NODE_LABELS),
+    labels: parseLabels(c.LLMGW_NODE_LABELS),
     repoRoot: REPO_ROOT,
     slurm: c.LLMGW_SLURM_ENABLED === "1",
     trainer: c.LLMGW_TRAINER,
@@ -118,6 +121,7 @@ function defaults(): AgentOptions {
     firewall: c.LLMGW_FIREWALL,
     clusterNetworks: c.LLMGW_CLUSTER_NETWORKS,
     slurmPorts: c.LLMGW_SLURM_PORTS,
+    nvidiaSmi: c.LLMGW_NVIDIA_SMI,
   };
 }
 
@@ -187,6 +191,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       engineHost: o.engineHost || hostOf(address),
       engineKey: (id) => engineKey(token, id),
       engineUser,
+      nvidiaSmi: o.nvidiaSmi,
     });
     await supervisor.adoptExisting();
   } catch (err) {
@@ -202,7 +207,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   const drains = new Drains(engineHeaders);
   /** Replicas as reported to callers and the control plane: drained ones DRAINING. */
   const replicas = () => drains.overlay(supervisor.list());
-  const metrics = new AgentMetrics(replicas);
+  const metrics = new AgentMetrics(replicas, o.nvidiaSmi);
   let metricsServer: MetricsServer | null = null;
   if (o.metricsPort !== null) {
     // Metrics are not worth losing a node over: a taken port is logged, the agent runs on.
@@ -232,7 +237,7 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
   const trainers = new Trainers({ dir: path.join(dataDir, "agent", o.nodeId, "train"), repoRoot: o.repoRoot, trainer: o.trainer });
   const describe = async (): Promise<NodeInfo> => {
     const [node, slurmStatus] = await Promise.all([
-      inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version, memoryReadGbps: memoryRead.best() }),
+      inventory({ nodeId: o.nodeId, address, dataDir, labels: o.labels, agentVersion: version, nvidiaSmi: o.nvidiaSmi, memoryReadGbps: memoryRead.best() }),
       slurm?.describe(),
     ]);
     return slurmStatus ? { ...node, slurm: slurmStatus } : node;

@@ -53,7 +53,7 @@ export function runsDist(root, env = process.env) {
 
 /**
  * Node's arguments that run one of llmgw's modules as a script, the way bin/llmgw.js would run
- * llmgw: rel is its source path ("agent/engines/sim-server.ts").
+ * llmgw: rel is its source path ("agent/engines/sim/main.ts").
  */
 export function moduleArgs(root, rel, env = process.env) {
   if (runsDist(root, env)) return [path.join(root, "dist", rel.replace(/\.ts$/, ".js"))];

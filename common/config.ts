@@ -126,6 +126,23 @@ const schema = z.object({
   /** Signs Anthropic thinking blocks, the same on every gateway; unset: a secret made at first start, `<data dir>/thinking-secret`. */
   LLMGW_THINKING_SECRET: z.string().optional(),
   // end of gateway settings (issue 33)
+  // agent and worker settings (issue 33). A program or directory set but empty means its default.
+  /** The nvidia-smi the agent (inventory, GPU metrics, an engine's presence on its GPUs) and doctor run. */
+  LLMGW_NVIDIA_SMI: z.string().optional().transform((v) => v || "nvidia-smi"),
+  /** This node's labels for placement, `k=v,k=v` (parsed, with the variable's name in errors, by agent/discovery/inventory.ts). */
+  LLMGW_NODE_LABELS: z.string().optional(),
+  /** The Python that runs the Python engines started as modules or scripts (SGLang, ComfyUI). */
+  LLMGW_PYTHON: z.string().optional().transform((v) => v || "python3"),
+  LLMGW_VLLM: z.string().optional().transform((v) => v || "vllm"),
+  LLMGW_LLAMA_SERVER: z.string().optional().transform((v) => v || "llama-server"),
+  /** ComfyUI's install directory (its main.py). */
+  LLMGW_COMFYUI_DIR: z.string().optional().transform((v) => v || "ComfyUI"),
+  /** "1" runs the ComfyUI stand-in (agent/engines/comfyui-standin.ts) wherever ComfyUI is asked for. */
+  LLMGW_COMFYUI_STANDIN: z.enum(["", "0", "1"]).default("0"),
+  /** The base of Temporal's Web UI links in admin answers, ctl output and `llmgw up`'s endpoints. */
+  LLMGW_TEMPORAL_UI_URL: z.string().default("http://127.0.0.1:8233"),
+  /** The systemctl `llmgw status|start|stop|restart` drive the units with (a wrapper for another host, or a test's). */
+  LLMGW_SYSTEMCTL: z.string().optional().transform((v) => v || "systemctl"),
 });
 
 /** Every setting config() reads (docs/configuration.md describes each; a test keeps them agreed). */

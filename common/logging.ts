@@ -5,6 +5,7 @@ type Level = keyof typeof LEVELS;
 
 const SECRET = /(token|secret|password|authorization|api[_-]?key|^key$)/i;
 
+// Read here, not through config(): engine children (the sim, the gate) log too and load no config.
 let threshold: number = LEVELS[(process.env.LLMGW_LOG_LEVEL as Level) ?? "info"] ?? LEVELS.info;
 let processName = "llmgw";
 

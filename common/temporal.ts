@@ -39,7 +39,7 @@ export function keepCallContextSynchronous<T>(storage: AsyncLocalStorage<T>): vo
 }
 
 /** The Web UI's page for a workflow, for ctl output and admin API answers. */
-export function workflowUiUrl(workflowId: string, uiBase = process.env.LLMGW_TEMPORAL_UI_URL ?? "http://127.0.0.1:8233"): string {
+export function workflowUiUrl(workflowId: string, uiBase = config().LLMGW_TEMPORAL_UI_URL): string {
   const ns = config().LLMGW_TEMPORAL_NAMESPACE;
   return `${uiBase}/namespaces/${encodeURIComponent(ns)}/workflows/${encodeURIComponent(workflowId)}`;
 }

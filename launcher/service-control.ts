@@ -2,9 +2,10 @@
 // through systemctl. stop goes gateway first and agent last, start the other way round, as
 // `llmgw run` does. LLMGW_SYSTEMCTL names another systemctl (a remote wrapper, or a test's).
 import { spawnSync } from "node:child_process";
+import { config } from "../common/config.ts";
 import { UNIT_NAMES, type UnitName } from "./units.ts";
 
-const systemctl = () => process.env.LLMGW_SYSTEMCTL || "systemctl";
+const systemctl = () => config().LLMGW_SYSTEMCTL;
 const PROPS = ["LoadState", "ActiveState", "SubState", "MainPID", "NRestarts", "ActiveEnterTimestamp"] as const;
 
 export interface UnitStatus {

@@ -32,7 +32,7 @@ export async function up(): Promise<number> {
   const adminUrl = `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
   // Engines stop with the platform here (not when the agent is merely restarted: a crash runs no
   // shutdown), and listen on loopback only: this machine is the whole cluster.
-  const env = { ...process.env, LLMGW_AGENT_STOP_ENGINES_ON_EXIT: "1", LLMGW_ENGINE_HOST: process.env.LLMGW_ENGINE_HOST ?? "127.0.0.1" };
+  const env = { ...process.env, LLMGW_AGENT_STOP_ENGINES_ON_EXIT: "1", LLMGW_ENGINE_HOST: c.LLMGW_ENGINE_HOST ?? "127.0.0.1" };
 
   const say = (s: string) => process.stderr.write(`llmgw up: ${s}\n`);
   say(`starting the gateway, workers and agent (logs in ${logDir})`);
@@ -68,7 +68,7 @@ export async function up(): Promise<number> {
       clientUrl,
       adminUrl,
       adminToken,
-      temporalUiUrl: process.env.LLMGW_TEMPORAL_UI_URL ?? "http://127.0.0.1:8233",
+      temporalUiUrl: c.LLMGW_TEMPORAL_UI_URL,
       metricsUrl: `http://${host}:${c.LLMGW_METRICS_PORT}/metrics`,
       apiKey: first.key,
     };

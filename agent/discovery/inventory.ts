@@ -175,7 +175,7 @@ async function queryMig(nvidiaSmi: string): Promise<Map<string, MigInstance[]>> 
 }
 
 /** GPUs seen by nvidia-smi; an empty list when it is absent or fails, never an error. */
-export async function discoverGpus(nvidiaSmi = process.env.LLMGW_NVIDIA_SMI ?? "nvidia-smi"): Promise<ParsedGpu[]> {
+export async function discoverGpus(nvidiaSmi: string): Promise<ParsedGpu[]> {
   if (Date.now() < (absentUntil.get(nvidiaSmi) ?? 0)) return [];
   try {
     const gpus = await queryGpus(nvidiaSmi);
@@ -208,13 +208,15 @@ export interface InventoryInput {
   dataDir: string;
   labels: Record<string, string>;
   agentVersion: string;
+  /** The nvidia-smi to ask (LLMGW_NVIDIA_SMI). */
+  nvidiaSmi: string;
   /** The best memory read rate measured so far (GB/s); 0 while none is. */
   memoryReadGbps?: number;
 }
 
 export async function inventory(input: InventoryInput): Promise<NodeInfo> {
   const cpus = os.cpus();
-  const [gpus, diskFree] = await Promise.all([discoverGpus(), diskFreeBytes(input.dataDir)]);
+  const [gpus, diskFree] = await Promise.all([discoverGpus(input.nvidiaSmi), diskFreeBytes(input.dataDir)]);
   return {
     nodeId: input.nodeId,
     address: input.address,

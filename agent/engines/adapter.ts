@@ -1,5 +1,6 @@
 // How the agent starts one kind of engine: the command line, the environment, where the engine
 // answers its health check (and how to read that answer) and where it serves its metrics.
+import { config } from "../../common/config.ts";
 
 /** What the catalog and the agent settle for one replica. */
 export interface LaunchSpec {
@@ -88,7 +89,7 @@ export function reachableHost(host: string, fallback: string): string {
 
 /** The Python that runs Python engines (LLMGW_PYTHON, else python3 on PATH). */
 export function python(): string {
-  return process.env.LLMGW_PYTHON || "python3";
+  return config().LLMGW_PYTHON;
 }
 
 /** The catalog's context length as an argument pair, or nothing for the engine's default. */

@@ -118,6 +118,7 @@ async function main(argv: string[]): Promise<void> {
     return i >= 0 ? own[i + 1] : undefined;
   };
   const port = Number(flag("--port"));
+  // An engine child: its key comes in its environment from the agent, not through llmgw's config.
   const key = process.env[ENGINE_API_KEY_ENV];
   if (!command || !Number.isInteger(port)) throw new Error("usage: comfyui-gate --port N [--host H] -- COMMAND ARGS…");
   if (!key) throw new Error(`${ENGINE_API_KEY_ENV} is not set: the gate will not run ComfyUI open to anyone`);

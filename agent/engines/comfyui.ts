@@ -6,12 +6,9 @@
 // so the weights path is not on the command line.
 import path from "node:path";
 import { moduleArgs } from "../../common/code-paths.ts";
+import { config } from "../../common/config.ts";
 import { python, type EngineAdapter, type LaunchSpec } from "./adapter.ts";
-import { SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
-
-const READS_FILES = "reads a file the agent did not fetch";
-const WRITES_FILES = "writes files outside the agent's control";
-const FETCHES = "downloads from the network";
+import { DOWNLOADS, READS_FILES, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 export const COMFYUI_FLAGS: FlagPolicy = {
   engine: "comfyui",
@@ -25,7 +22,7 @@ export const COMFYUI_FLAGS: FlagPolicy = {
     "--input-directory": READS_FILES, "--user-directory": WRITES_FILES, "--database-url": WRITES_FILES,
     "--extra-model-paths-config": READS_FILES, "--front-end-root": READS_FILES,
     "--tls-keyfile": READS_FILES, "--tls-certfile": READS_FILES,
-    "--front-end-version": FETCHES, "--comfy-api-base": FETCHES,
+    "--front-end-version": DOWNLOADS, "--comfy-api-base": DOWNLOADS,
   },
 };
 
@@ -34,13 +31,13 @@ export const STANDIN_ARG = "--llmgw-standin";
 
 /** The stand-in where ComfyUI cannot run: LLMGW_COMFYUI_STANDIN=1 on the agent, or the catalog asks. */
 function useStandin(args: readonly string[]): boolean {
-  return process.env.LLMGW_COMFYUI_STANDIN === "1" || args.includes(STANDIN_ARG);
+  return config().LLMGW_COMFYUI_STANDIN === "1" || args.includes(STANDIN_ARG);
 }
 
 /** What the gate runs behind it; the gate adds --listen 127.0.0.1 --port <its loopback port>. */
 function engineCommand(s: LaunchSpec): string[] {
   if (useStandin(s.args)) return [process.execPath, ...moduleArgs(s.repoRoot, "agent/engines/comfyui-standin.ts"), ...s.args.filter((a) => a !== STANDIN_ARG)];
-  const dir = process.env.LLMGW_COMFYUI_DIR || "ComfyUI";
+  const dir = config().LLMGW_COMFYUI_DIR;
   return [python(), path.join(dir, "main.py"), "--disable-auto-launch", ...s.args];
 }
 

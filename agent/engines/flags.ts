@@ -15,8 +15,16 @@ export interface FlagPolicy {
 /** Smallest prefix argparse could take for an option (after "--"). */
 const MIN_PREFIX = 4;
 
+// Why a flag is refused, one wording for every engine's table.
 export const SET_BY_AGENT = "is set by the agent";
 export const KEY_IN_ENV = "would put a key on the command line; keys travel in the environment";
+export const RUNS_CODE = "runs code that is not the engine's";
+export const READS_FILES = "reads a file the agent did not fetch";
+export const WRITES_FILES = "writes files outside the agent's control";
+export const DOWNLOADS = "downloads from the network";
+export const FETCHES = `${DOWNLOADS}; weights come through Fetch`;
+export const LOGS_PROMPTS = "logs prompts";
+export const LOADS_PICKLE = "can load pickle weights or stream them from elsewhere";
 
 /** The flag an argument names, normalized the way the engine's parser reads it; null for a value. */
 function flagOf(arg: string, argparse: boolean): string | null {

@@ -1,12 +1,8 @@
 // llama.cpp's `llama-server`: one GGUF file (or a hub repo it fetches itself), an OpenAI API,
 // /health and, with --metrics, Prometheus /metrics. It reads its key from LLAMA_API_KEY.
+import { config } from "../../common/config.ts";
 import { contextArgs, errorMessage, keyEnv, parseJson, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
-import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
-
-const READS_FILES = "reads a file the agent did not fetch";
-const WRITES_FILES = "writes files outside the agent's control";
-const FETCHES = "downloads from the network; weights come through Fetch";
-const LOGS_PROMPTS = "logs prompts";
+import { FETCHES, KEY_IN_ENV, LOGS_PROMPTS, READS_FILES, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 /** llama.cpp's parser takes names exactly, so every alias is listed. */
 export const LLAMA_SERVER_FLAGS: FlagPolicy = {
@@ -44,7 +40,7 @@ export const llamaServer: EngineAdapter = {
     // A hub id (org/name…) is left for llama-server to fetch; anything else is a file Fetch produced.
     const load = s.weights.startsWith("/") ? ["--model", s.weights] : ["--hf-repo", s.weights];
     return {
-      command: process.env.LLMGW_LLAMA_SERVER || "llama-server",
+      command: config().LLMGW_LLAMA_SERVER,
       args: [...load, "--host", s.host, "--port", String(s.port), "--alias", s.model, ...contextArgs("--ctx-size", s.contextLength), "--metrics", ...s.args],
       env: keyEnv(s, "LLAMA_API_KEY"),
     };

@@ -1,6 +1,6 @@
 // The command line of the node-llama-cpp engine (agent/engines/llamacpp-node-server.ts), kept apart
 // from the server so the agent can check a catalog's flags without loading llama.cpp.
-import { SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
+import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 /** node:util parseArgs options; the names are llama-server's. */
 export const LLAMACPP_NODE_FLAGS = {
@@ -23,7 +23,7 @@ export const LLAMACPP_NODE_POLICY: FlagPolicy = {
     "--port": SET_BY_AGENT,
     "--alias": SET_BY_AGENT,
     "--ctx-size": "is set by the agent from the catalog's context_length",
-    "--api-key": "would put a key on the command line; keys travel in the environment",
+    "--api-key": KEY_IN_ENV,
   },
 };
 

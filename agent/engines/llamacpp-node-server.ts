@@ -35,6 +35,7 @@ export const settingsSchema = z.strictObject({
 });
 export type Settings = z.output<typeof settingsSchema>;
 
+// An engine child, started without llmgw's config: its key comes in its environment, as llama-server's does.
 export function settingsFromArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): Settings {
   const { values } = parseArgs({ args: argv, options: LLAMACPP_NODE_FLAGS, strict: true });
   return settingsSchema.parse({

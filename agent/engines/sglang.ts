@@ -3,13 +3,7 @@
 // launcher that appends the key from the environment inside Python: it never shows in
 // /proc/<pid>/cmdline.
 import { ENGINE_API_KEY_ENV, contextArgs, python, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
-import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
-
-const RUNS_CODE = "runs code that is not the engine's";
-const READS_FILES = "reads a file the agent did not fetch";
-const WRITES_FILES = "writes files outside the agent's control";
-const FETCHES = "downloads from the network; weights come through Fetch";
-const LOGS_PROMPTS = "logs prompts";
+import { FETCHES, KEY_IN_ENV, LOADS_PICKLE, LOGS_PROMPTS, READS_FILES, RUNS_CODE, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 export const SGLANG_FLAGS: FlagPolicy = {
   engine: "sglang",
@@ -19,7 +13,7 @@ export const SGLANG_FLAGS: FlagPolicy = {
     "--served-model-name": SET_BY_AGENT, "--context-length": SET_BY_AGENT,
     "--api-key": KEY_IN_ENV, "--admin-api-key": KEY_IN_ENV,
     "--trust-remote-code": RUNS_CODE, "--enable-custom-logit-processor": RUNS_CODE,
-    "--load-format": "can load pickle weights or stream them from elsewhere",
+    "--load-format": LOADS_PICKLE,
     "--download-dir": WRITES_FILES, "--crash-dump-folder": WRITES_FILES, "--file-storage-path": WRITES_FILES,
     "--config": READS_FILES, "--chat-template": READS_FILES, "--completion-template": READS_FILES,
     "--ssl-keyfile": READS_FILES, "--ssl-certfile": READS_FILES, "--lora-paths": READS_FILES, "--decrypted-config-file": READS_FILES,

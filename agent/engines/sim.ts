@@ -1,8 +1,8 @@
-// The agent's adapter for the `sim` engine (agent/engines/sim-server.ts): the command that
+// The agent's adapter for the `sim` engine (agent/engines/sim/, run by sim/main.ts): the command that
 // starts one replica, and a check of the extra flags a profile may give it.
 import { moduleArgs } from "../../common/code-paths.ts";
 import { ENGINE_API_KEY_ENV, type EngineAdapter } from "./adapter.ts";
-import { SIM_FLAGS, parseSimFlags, simSettingsSchema } from "./sim-server.ts";
+import { SIM_FLAGS, checkSettings, parseSimFlags } from "./sim/settings.ts";
 
 export const SIM_HEALTH_PATH = "/health";
 
@@ -22,7 +22,7 @@ export function simCommand(opts: { host: string; port: number; model: string; ar
   return {
     command: process.execPath,
     args: [
-      ...moduleArgs(opts.repoRoot, "agent/engines/sim-server.ts"),
+      ...moduleArgs(opts.repoRoot, "agent/engines/sim/main.ts"),
       "--host",
       opts.host,
       "--port",
@@ -49,16 +49,10 @@ export function validateSimArgs(args: string[]): string | null {
         .filter((f) => !AGENT_FLAGS.has(f))
         .join(", ")}`;
   }
-  let raw: Record<string, string>;
   try {
-    raw = parseSimFlags(args);
+    checkSettings({ ...parseSimFlags(args), port: 0, model: "m" });
   } catch (e) {
     return `sim: ${(e as Error).message}`;
-  }
-  const r = simSettingsSchema.safeParse({ ...raw, port: 0, model: "m" });
-  if (!r.success) {
-    const keyToFlag = new Map(Object.entries(SIM_FLAGS).map(([f, s]) => [s.key as string, f]));
-    return `sim: ${r.error.issues.map((i) => `${keyToFlag.get(String(i.path[0] ?? "")) ?? ""}: ${i.message}`).join("; ")}`;
   }
   return null;
 }

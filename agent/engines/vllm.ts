@@ -1,13 +1,8 @@
 // vLLM (`vllm serve <model>`): an OpenAI API, /health, Prometheus /metrics. It reads its key from
 // VLLM_API_KEY, so the key never shows in the process list.
+import { config } from "../../common/config.ts";
 import { contextArgs, keyEnv, readHealthStatus, type EngineAdapter, type HealthReading } from "./adapter.ts";
-import { KEY_IN_ENV, SET_BY_AGENT, refusedFlag, type FlagPolicy } from "./flags.ts";
-
-const RUNS_CODE = "runs code that is not the engine's";
-const READS_FILES = "reads a file the agent did not fetch";
-const WRITES_FILES = "writes files outside the agent's control";
-const FETCHES = "downloads from the network; weights come through Fetch";
-const LOGS_PROMPTS = "logs prompts";
+import { FETCHES, KEY_IN_ENV, LOADS_PICKLE, LOGS_PROMPTS, READS_FILES, RUNS_CODE, SET_BY_AGENT, WRITES_FILES, refusedFlag, type FlagPolicy } from "./flags.ts";
 
 export const VLLM_FLAGS: FlagPolicy = {
   engine: "vllm",
@@ -18,7 +13,7 @@ export const VLLM_FLAGS: FlagPolicy = {
     "--api-key": KEY_IN_ENV, "--hf-token": KEY_IN_ENV,
     "--trust-remote-code": RUNS_CODE, "--middleware": RUNS_CODE, "--tool-parser-plugin": RUNS_CODE,
     "--worker-extension-cls": RUNS_CODE, "--logits-processors": RUNS_CODE, "--reasoning-parser-plugin": RUNS_CODE,
-    "--load-format": "can load pickle weights or stream them from elsewhere",
+    "--load-format": LOADS_PICKLE,
     "--download-dir": WRITES_FILES,
     "--config": READS_FILES, "--chat-template": READS_FILES, "--allowed-local-media-path": READS_FILES,
     "--ssl-keyfile": READS_FILES, "--ssl-certfile": READS_FILES, "--ssl-ca-certs": READS_FILES,
@@ -36,7 +31,7 @@ export const VLLM_FLAGS: FlagPolicy = {
 export const vllm: EngineAdapter = {
   command(s) {
     return {
-      command: process.env.LLMGW_VLLM || "vllm",
+      command: config().LLMGW_VLLM,
       args: ["serve", s.weights, "--host", s.host, "--port", String(s.port), "--served-model-name", s.model, ...contextArgs("--max-model-len", s.contextLength), ...s.args],
       // With --enable-lora, published adapters are loaded at run time (POST /v1/load_lora_adapter),
       // which vLLM allows only when told so in its environment.

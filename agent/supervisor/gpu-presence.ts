@@ -59,7 +59,7 @@ export function processGroupPids(pgid: number, proc = "/proc"): Set<number> {
  * True when the engine whose process group is `pgid` runs on each GPU of `indices`, or when this
  * node has no GPUs nvidia-smi can see (a CPU node, or GPUs assigned by index to a sim).
  */
-export async function onItsGpus(pgid: number, indices: readonly number[], nvidiaSmi = process.env.LLMGW_NVIDIA_SMI ?? "nvidia-smi"): Promise<boolean> {
+export async function onItsGpus(pgid: number, indices: readonly number[], nvidiaSmi: string): Promise<boolean> {
   if (indices.length === 0) return true;
   const gpus = await discoverGpus(nvidiaSmi);
   if (gpus.length === 0) return true;

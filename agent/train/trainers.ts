@@ -11,7 +11,7 @@ import type { StartTrainerRequest__Output } from "../../common/generated/proto/l
 import type { TrainerStatus } from "../../common/generated/proto/llmgw/agent/v1/TrainerStatus.ts";
 import { moduleArgs } from "../../common/code-paths.ts";
 import { python } from "../engines/adapter.ts";
-import { WITHHELD_ENV } from "../supervisor/replicas.ts";
+import { WITHHELD_ENV } from "../supervisor/engine-process.ts";
 import { readProgress } from "./progress.ts";
 
 const RUN_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;

@@ -13,7 +13,7 @@ import { parseArgs } from "node:util";
 import { Pool } from "undici";
 import { loadAverage, percentile } from "./load.ts";
 import { startBenchPlatform, type BenchPlatform } from "./bench-platform.ts";
-import { PREFIX_CACHE_CHARS } from "../../agent/engines/sim-prefix-cache.ts";
+import { PREFIX_CACHE_CHARS } from "../../agent/engines/sim/prefix-cache.ts";
 
 const { values } = parseArgs({
   options: {

@@ -51,7 +51,7 @@ export function percentile(sorted: Float64Array, p: number): number {
 
 /** Starts a sim engine as its own process on a free loopback port. */
 export async function startSimProcess(model: string, extra: string[] = []): Promise<{ pid: number; url: string; stop(): Promise<void> }> {
-  const child = spawn(process.execPath, [...moduleArgs(repoRoot, "agent/engines/sim-server.ts"), "--port", "0", "--host", "127.0.0.1", "--model", model, ...extra], {
+  const child = spawn(process.execPath, [...moduleArgs(repoRoot, "agent/engines/sim/main.ts"), "--port", "0", "--host", "127.0.0.1", "--model", model, ...extra], {
     cwd: repoRoot,
     stdio: ["ignore", "ignore", "pipe"],
   });

@@ -56,7 +56,7 @@ async function startChild(): Promise<{ pid: number; port: number; stop(): Promis
     process.execPath,
     [
       // The compiled build when it is up to date, as production runs it (bin/dist.js).
-      ...moduleArgs(repoRoot, "agent/engines/sim-server.ts"),
+      ...moduleArgs(repoRoot, "agent/engines/sim/main.ts"),
       "--port",
       "0",
       "--host",

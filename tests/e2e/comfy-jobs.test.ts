@@ -11,15 +11,12 @@ import OpenAI, { toFile } from "openai";
 import { prisma, type PrismaClient } from "../../common/db.ts";
 import { engineAuth } from "../../common/engine-key.ts";
 import { parseGlb } from "../../common/glb.ts";
-import { encodeRgb, pngSize, readChunks, textEntries } from "../../common/png.ts";
+import { pngSize, readChunks, textEntries } from "../../common/png.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { MP4, PICTURE, WAV, allInputsWorkflow, malformedJobRequests } from "../fixtures/comfy-jobs.ts";
 
 type JobView = { id: string; status: string; progress: Record<string, unknown>; result: { file_id: string; files: { id: string }[] } | null; error: { message: string } | null };
 type StandinLog = { events: { kind: string; prompt_id: string | null; at: number }[]; runs: Record<string, number> };
-
-const PICTURE = encodeRgb(16, 16, (x, y) => [x * 16, y * 16, 128]);
-const WAV = Buffer.concat([Buffer.from("RIFF"), Buffer.alloc(4), Buffer.from("WAVEfmt "), Buffer.alloc(32)]);
-const MP4 = Buffer.concat([Buffer.from([0, 0, 0, 0x18]), Buffer.from("ftypisom"), Buffer.alloc(32)]);
 
 describe("pictures, meshes and ComfyUI workflows as jobs", () => {
   let p: Platform;
@@ -172,39 +169,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     assert.equal((await p.ctl(["projects", "create", "other"])).code, 0);
     const otherKey = (JSON.parse((await p.ctl(["keys", "create", "--project", "other", "--json"])).stdout) as { key: string }).key;
     const other = await new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: otherKey }).files.create({ file: await toFile(PICTURE, "o.png"), purpose: "vision" });
-    const run = (inputs: Record<string, unknown>) => ["/workflows/runs", { model: allInputs, inputs: { ...okInputs, ...inputs } }] as const;
-    const cases: [string, unknown, string][] = [
-      ["/images/generations", { prompt: "x" }, "model"],
-      ["/images/generations", { model: a }, "prompt"],
-      ["/images/generations", { model: a, prompt: "" }, "prompt"],
-      ["/images/generations", { model: a, prompt: "x", n: 0 }, "n"],
-      ["/images/generations", { model: a, prompt: "x", n: 1.5 }, "n"],
-      ["/images/generations", { model: a, prompt: "x", size: "big" }, "size"],
-      ["/images/generations", { model: a, prompt: "x", size: "4096x4096" }, "size"],
-      ["/images/generations", { model: a, prompt: "x", response_format: "jpeg" }, "response_format"],
-      ["/images/generations", { model: a, prompt: "x", seed: -1 }, "seed"],
-      ["/images/generations", { model: a, prompt: "x", colour: "red" }, ""],
-      ["/3d/generations", { model: a }, "image"],
-      ["/3d/generations", { model: a, file_id: mine, image: PICTURE.toString("base64") }, "image"],
-      ["/3d/generations", { model: a, file_id: mine, resolution: 100 }, "resolution"],
-      ["/3d/generations", { model: a, file_id: mine, resolution: 32 }, "resolution"],
-      ["/3d/generations", { model: a, file_id: mine, resolution: 4096 }, "resolution"],
-      ["/3d/generations", { model: a, file_id: mine, output: "obj" }, "output"],
-      ["/3d/generations", { model: a, image: Buffer.from("hello").toString("base64") }, "image"],
-      ["/3d/generations", { model: a, file_id: text }, "file_id"],
-      ["/3d/generations", { model: a, file_id: other.id }, "file_id"],
-      ["/3d/generations", { model: a, file_id: "nope" }, "file_id"],
-      [...run({ prompt: undefined }), "inputs.prompt"],
-      [...run({ colour: "red" }), "inputs.colour"],
-      [...run({ steps: 0 }), "inputs.steps"],
-      [...run({ steps: 2.5 }), "inputs.steps"],
-      [...run({ cfg: 21 }), "inputs.cfg"],
-      [...run({ tiled: "yes" }), "inputs.tiled"],
-      [...run({ sampler: "ddim" }), "inputs.sampler"],
-      [...run({ picture: text }), "inputs.picture"],
-      [...run({ voice: mine }), "inputs.voice"],
-      [...run({ notes: other.id }), "inputs.notes"],
-    ];
+    const cases = malformedJobRequests({ model: a, workflowModel: allInputs, okInputs, picture: mine, text, othersFile: other.id });
     assert.equal(cases.length, 30);
     const jobsBefore = await db.job.count();
     for (const [path, body, field] of cases) {
@@ -406,36 +371,3 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     await assert.rejects(client.files.retrieve(id), OpenAI.NotFoundError);
   });
 });
-
-/** A workflow with one input of every kind, as `ctl workflow add -f` reads it. */
-function allInputsWorkflow(name: string, model: string) {
-  const input = (n: string, kind: string, extra: Record<string, unknown> = {}) => ({ name: n, kind, ...extra });
-  return {
-    name,
-    model,
-    output: "image",
-    inputs: [
-      input("prompt", "text", { max_length: 200 }),
-      input("steps", "int", { min: 1, max: 50, default: 4 }),
-      input("cfg", "float", { min: 0, max: 20 }),
-      input("tiled", "bool", { default: false }),
-      input("sampler", "choice", { choices: ["euler", "dpmpp_2m"] }),
-      input("picture", "image"),
-      input("matte", "mask"),
-      input("voice", "audio"),
-      input("clip", "video"),
-      input("notes", "file"),
-    ],
-    graph: {
-      "1": { class_type: "LoadImage", inputs: { image: "{{picture}}" } },
-      "2": { class_type: "LoadImageMask", inputs: { image: "{{matte}}", channel: "alpha" } },
-      "3": { class_type: "LoadAudio", inputs: { audio: "{{voice}}" } },
-      "4": { class_type: "LoadVideo", inputs: { file: "{{clip}}" } },
-      "5": { class_type: "LoadFile", inputs: { file: "{{notes}}" } },
-      "6": { class_type: "CLIPTextEncode", inputs: { text: "a photo of {{prompt}}" } },
-      "7": { class_type: "EmptyLatentImage", inputs: { width: 32, height: 32, batch_size: 1 } },
-      "8": { class_type: "KSampler", inputs: { steps: "{{steps}}", cfg: "{{cfg}}", sampler_name: "{{sampler}}", tiled: "{{tiled}}", seed: 3 } },
-      "9": { class_type: "SaveImage", inputs: { images: ["8", 0], filename_prefix: "wf" } },
-    },
-  };
-}

@@ -4,7 +4,7 @@
 // real sim engine behind it. Its base URL has a path (`/openai/v1`), as a proxied provider's does.
 import http from "node:http";
 import type { AddressInfo } from "node:net";
-import { startSim, type SimHandle } from "../../agent/engines/sim-server.ts";
+import { startSim, type SimHandle } from "../../agent/engines/sim/server.ts";
 
 export interface OutsideProvider {
   /** What the catalog's `base_url` is set to. */

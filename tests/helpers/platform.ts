@@ -58,7 +58,7 @@ const ARGS: Record<ProcessName, string[]> = {
 const ALL: ProcessName[] = ["gateway", "worker-temporal", "worker-usage", "agent"];
 
 /** The sim engine's script on a command line: compiled (dist/) or the source run through tsx. */
-const SIM_SCRIPT = /\/agent\/engines\/sim-server\.[jt]s$/;
+const SIM_SCRIPT = /\/agent\/engines\/sim\/main\.[jt]s$/;
 
 /**
  * nodeId: the agent's LLMGW_NODE_ID (default node-<id>); Slurm tests use the host's name, Slurm's node name.

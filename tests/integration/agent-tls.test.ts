@@ -35,7 +35,7 @@ const serverUrl = process.env.DATABASE_URL ?? loadConfig().databaseUrl;
 const scratch = `llmgw_tls_${randomBytes(4).toString("hex")}`;
 const url = Object.assign(new URL(serverUrl), { pathname: `/${scratch}` }).href;
 const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-tls-test-"));
-process.env.LLMGW_NVIDIA_SMI = path.join(dataDir, "no-nvidia-smi"); // no GPUs, even on a GPU machine
+const NO_GPUS = path.join(dataDir, "no-nvidia-smi"); // no GPUs, even on a GPU machine
 const portBase = 20000 + Math.floor(Math.random() * 400) * 100;
 
 let db: PrismaClient;
@@ -157,6 +157,7 @@ async function agentFor(nodeId: string, address: string, extra: Partial<Paramete
     enginePortMax: portBase + 99,
     stopEnginesOnExit: true,
     labels: {},
+    nvidiaSmi: NO_GPUS,
     ...extra,
   });
   closers.push(() => agent.close());

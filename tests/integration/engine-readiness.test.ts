@@ -52,6 +52,7 @@ test("a llama-server replica is STARTING while /health says it loads, READY once
     urlHost: "127.0.0.1",
     engineHost: "127.0.0.1",
     engineKey: (id) => `key-${id}`,
+    nvidiaSmi: "nvidia-smi",
     engines: {
       "llama-server": {
         ...llamaServer,

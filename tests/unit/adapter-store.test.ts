@@ -7,7 +7,7 @@ import os from "node:os";
 import path from "node:path";
 import { test } from "node:test";
 import { AdapterStore } from "../../agent/adapters/store.ts";
-import { SimLoras } from "../../agent/engines/sim-lora.ts";
+import { SimLoras } from "../../agent/engines/sim/lora.ts";
 
 /** A LoRA safetensors file as PEFT writes it: rank-4 A and B for q_proj and v_proj. */
 function loraFile(rank = 4, hidden = 8): Buffer {

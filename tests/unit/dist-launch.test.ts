@@ -94,8 +94,8 @@ describe("bin/llmgw.js and bin/dist.js", () => {
 
   it("start llmgw's scripts the same way (moduleArgs)", () => {
     const root = checkout();
-    assert.deepEqual(moduleArgs(root, "agent/engines/sim-server.ts", {}), [path.join(root, "dist/agent/engines/sim-server.js")]);
-    assert.deepEqual(moduleArgs(root, "agent/engines/sim-server.ts", { LLMGW_FROM_SOURCE: "1" }), ["--import", "tsx", path.join(root, "agent/engines/sim-server.ts")]);
+    assert.deepEqual(moduleArgs(root, "agent/engines/sim/main.ts", {}), [path.join(root, "dist/agent/engines/sim/main.js")]);
+    assert.deepEqual(moduleArgs(root, "agent/engines/sim/main.ts", { LLMGW_FROM_SOURCE: "1" }), ["--import", "tsx", path.join(root, "agent/engines/sim/main.ts")]);
     assert.equal(runsDist("/nonexistent", {}), false);
   });
 });

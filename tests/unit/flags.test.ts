@@ -3,6 +3,7 @@
 import { test } from "node:test";
 import assert from "node:assert/strict";
 import { ENGINES } from "../../agent/engines/registry.ts";
+import { DOWNLOADS, FETCHES, KEY_IN_ENV, LOADS_PICKLE, LOGS_PROMPTS, READS_FILES, RUNS_CODE, SET_BY_AGENT, WRITES_FILES } from "../../agent/engines/flags.ts";
 
 type Row = [args: string[], refused: RegExp | null];
 
@@ -66,3 +67,23 @@ for (const [engine, rows] of Object.entries(TABLES)) {
     }
   });
 }
+
+test("each reason has one wording across the engines (agent/engines/flags.ts)", () => {
+  const reason = (engine: string, flag: string): string => {
+    const got = ENGINES[engine]!.validateArgs([flag, "x"]);
+    assert.ok(got?.startsWith(`${engine}: ${flag} `), `${engine} ${flag}: ${got}`);
+    return got!.slice(`${engine}: ${flag} `.length);
+  };
+  const rows: [engine: string, flag: string, why: string][] = [
+    ["vllm", "--port", SET_BY_AGENT], ["sglang", "--port", SET_BY_AGENT], ["llama-server", "--port", SET_BY_AGENT],
+    ["comfyui", "--port", SET_BY_AGENT], ["node-llama-cpp", "--port", SET_BY_AGENT],
+    ["vllm", "--api-key", KEY_IN_ENV], ["sglang", "--api-key", KEY_IN_ENV], ["llama-server", "--api-key", KEY_IN_ENV], ["node-llama-cpp", "--api-key", KEY_IN_ENV],
+    ["vllm", "--trust-remote-code", RUNS_CODE], ["sglang", "--trust-remote-code", RUNS_CODE],
+    ["vllm", "--load-format", LOADS_PICKLE], ["sglang", "--load-format", LOADS_PICKLE],
+    ["vllm", "--download-dir", WRITES_FILES], ["sglang", "--download-dir", WRITES_FILES], ["llama-server", "--log-file", WRITES_FILES], ["comfyui", "--output-directory", WRITES_FILES],
+    ["vllm", "--chat-template", READS_FILES], ["sglang", "--chat-template", READS_FILES], ["llama-server", "--chat-template-file", READS_FILES], ["comfyui", "--input-directory", READS_FILES],
+    ["vllm", "--tokenizer", FETCHES], ["sglang", "--tokenizer-path", FETCHES], ["llama-server", "--hf-repo", FETCHES], ["comfyui", "--front-end-version", DOWNLOADS],
+    ["vllm", "--enable-log-requests", LOGS_PROMPTS], ["sglang", "--log-requests", LOGS_PROMPTS], ["llama-server", "--verbose", LOGS_PROMPTS],
+  ];
+  for (const [engine, flag, why] of rows) assert.equal(reason(engine, flag), why, `${engine} ${flag}`);
+});

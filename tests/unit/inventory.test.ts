@@ -153,17 +153,10 @@ test("no nvidia-smi: no GPUs and no error, and the node still describes itself",
   const failing = path.join(tmp, "failing-nvidia-smi");
   fs.writeFileSync(failing, "#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver.\"\nexit 9\n", { mode: 0o755 });
   assert.deepEqual(await discoverGpus(failing), []);
-  const saved = process.env.LLMGW_NVIDIA_SMI;
-  process.env.LLMGW_NVIDIA_SMI = missing;
-  try {
-    const node = await inventory({ nodeId: "n", address: "127.0.0.1:1", dataDir: tmp, labels: {}, agentVersion: "t", memoryReadGbps: 12.5 });
-    assert.deepEqual(node.gpus, []);
-    assert.ok(Number(node.cpuCores) > 0 && Number(node.memoryTotalBytes) > 0 && Number(node.diskFreeBytes) > 0);
-    assert.equal(node.memoryReadGbps, 12.5);
-  } finally {
-    if (saved === undefined) delete process.env.LLMGW_NVIDIA_SMI;
-    else process.env.LLMGW_NVIDIA_SMI = saved;
-  }
+  const node = await inventory({ nodeId: "n", address: "127.0.0.1:1", dataDir: tmp, labels: {}, agentVersion: "t", nvidiaSmi: missing, memoryReadGbps: 12.5 });
+  assert.deepEqual(node.gpus, []);
+  assert.ok(Number(node.cpuCores) > 0 && Number(node.memoryTotalBytes) > 0 && Number(node.diskFreeBytes) > 0);
+  assert.equal(node.memoryReadGbps, 12.5);
 });
 
 test("the memory read rate is measured off the event loop and the best is kept", async () => {

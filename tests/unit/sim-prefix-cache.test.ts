@@ -2,7 +2,7 @@
 // as vLLM does, and eviction; plus LLMGW_ADMISSION=off, the setting the admission benchmark compares.
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { PREFIX_CACHE_CHARS, PREFIX_CACHE_ENTRIES, PREFIX_CACHE_TTL_MS, PrefixCache, promptPrefix } from "../../agent/engines/sim-prefix-cache.ts";
+import { PREFIX_CACHE_CHARS, PREFIX_CACHE_ENTRIES, PREFIX_CACHE_TTL_MS, PrefixCache, promptPrefix } from "../../agent/engines/sim/prefix-cache.ts";
 import { Admission } from "../../gateway/router/admission.ts";
 import { loadConfig } from "../../common/config.ts";
 

@@ -8,7 +8,7 @@
 import * as grpc from "@grpc/grpc-js";
 import { agentProto, hasClusterToken, UNAUTHENTICATED, type AgentHandlers, type NodeInfo, type ReplicaStatus } from "../../../common/proto.ts";
 import { startControlLink, type ControlLink } from "../../../agent/control-client.ts";
-import { startSim, type SimHandle } from "../../../agent/engines/sim-server.ts";
+import { startSim, type SimHandle } from "../../../agent/engines/sim/server.ts";
 
 const REPLICA_ID = /^[A-Za-z0-9][A-Za-z0-9._-]{0,127}$/;
 const H100_MIB = 80 * 1024;

@@ -4,7 +4,7 @@
 // are forgotten after PREFIX_CACHE_TTL_MS, or oldest first beyond PREFIX_CACHE_ENTRIES (eviction).
 // Counted as vLLM does, in prompt tokens: queries (every prompt token looked up) and hits (tokens
 // found cached).
-import { promptStartHash } from "../../common/prompt-start-hash.ts";
+import { promptStartHash } from "../../../common/prompt-start-hash.ts";
 
 export const PREFIX_CACHE_CHARS = 256;
 export const PREFIX_CACHE_TTL_MS = 10 * 60_000;
