@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import type { WorkflowHandle } from "@temporalio/client";
-import { stateQuery, wakeSignal } from "../../workflows/messages.ts";
+import { settingsSignal, stateQuery, wakeSignal } from "../../workflows/messages.ts";
 import type { ModelState } from "../../workflows/model-types.ts";
 import { standInFleet } from "../helpers/standin-fleet.ts";
 import { recorded, signalsHandled, timeSkippingEnv, untilQuery, type SkippingEnv } from "../helpers/time-skipping.ts";
@@ -24,12 +24,12 @@ const IDLE_AFTER_MS = 10 * 60_000;
 /** The fleet, an idle check answering from `idle.now`, and the catalog's newest version for a model never served. */
 function standIns(model: string) {
   const fleet = standInFleet(model, []);
-  const idle = { now: false, checks: 0 };
+  const idle = { now: false, checks: 0, onDemand: true };
   const r = recorded({
     ...fleet.activities,
     idleCheck: async () => {
       idle.checks++;
-      return { onDemand: true, idleMs: idle.now ? IDLE_AFTER_MS + 1 : 0, idleAfterMs: IDLE_AFTER_MS };
+      return { onDemand: idle.onDemand, idleMs: idle.now ? IDLE_AFTER_MS + 1 : 0, idleAfterMs: IDLE_AFTER_MS };
     },
     wakeCommand: async () => ({ version: "v3", engine: "sim", args: [], replicas: 0 }),
   });
@@ -85,6 +85,25 @@ describe("on-demand model", () => {
       assert.equal(again.onDemand?.wakes, 2);
       assert.deepEqual(s.fleet.versions(), ["v1", "v1"]);
       assert.equal(s.names().filter((n) => n === "wakeCommand").length, 0, "a model served before wakes as it was served");
+    });
+  });
+
+  it("leaves an always-on model's workflow alone: no idle check until its settings say it may be on demand", async () => {
+    const model = "always-on";
+    const s = standIns(model);
+    s.idle.onDemand = false;
+    const initial: ModelState = { name: model, desired: { version: "v1", engine: "sim", args: [], replicas: 1 }, seq: 0, operations: [] };
+    await withEntity(model, initial, s, async (handle, state) => {
+      // An hour of workflow time: an idle watch, were it running, would have checked every 15 s.
+      await t.env.sleep("1 hour");
+      assert.equal(s.idle.checks, 0, "an always-on model polls nothing");
+      // A settings change (`ctl model set`): the watch looks once, finds it is not on demand, and stops.
+      await handle.signal(settingsSignal);
+      await untilQuery("the idle check", state, () => s.idle.checks >= 1);
+      await untilQuery("the watch to stop", state, (st) => st.idleWatch === false);
+      await t.env.sleep("1 hour");
+      assert.equal(s.idle.checks, 1);
+      assert.equal((await state()).operations.length, 0);
     });
   });
 
