@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { startChild, stopChild, waitFor, type Child } from "../../common/children.ts";
 import { freePort, startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { limitsLoaded as loaded } from "../helpers/platform-setup.ts";
 
 describe("limits across two gateways", () => {
   let p: Platform;
@@ -26,23 +27,11 @@ describe("limits across two gateways", () => {
         throw e;
       }
     }, 30_000, 200);
-  let probes = 0;
-  /**
-   * Until both gateways hold every limit set so far. A gateway loads all limit rows at once, so once
-   * each refuses a probe project whose budget was set last (and spent), it holds the rows set before.
-   */
-  const limitsLoaded = async () => {
-    const project = `probe-${++probes}`;
-    const key = await keyFor(project);
-    assert.equal((await p.ctl(["limits", "set", "project", project, "--budget", "0.000001"])).code, 0);
-    for (const base of [p.clientUrl, secondUrl]) await refused(base, key);
-  };
+  const limitsLoaded = () => loaded(p, model, [p.clientUrl, secondUrl]);
 
   before(async () => {
     p = await startPlatform();
     await p.serve(model);
-    // Prices make the probes' requests cost something (limitsLoaded).
-    assert.equal((await p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "1000"])).code, 0);
     // Ports the system has free now: a random block once hit a port in use (CI: EADDRINUSE).
     const [client, admin, metrics, control] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     secondUrl = `http://127.0.0.1:${client}`;
@@ -79,6 +68,7 @@ describe("limits across two gateways", () => {
 
   it("a spent monthly budget is a 429 without Retry-After, on either gateway", async () => {
     const key = await keyFor("budgeted");
+    assert.equal((await p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "1000"])).code, 0);
     assert.equal((await p.ctl(["limits", "set", "project", "budgeted", "--budget", "0.000001"])).code, 0);
     // The first request the budget's gateway lets through spends more than the 1 micro-unit budget;
     // then each gateway, once it has heard of the spend, refuses.

@@ -1,5 +1,7 @@
 // The setup most platform tests begin with, through `llmgw ctl` as an operator runs it: a project
 // and an API key, and a model served. startPlatform gives them as p.newKey() and p.serve().
+import { randomBytes } from "node:crypto";
+import { waitFor } from "../../common/children.ts";
 import type { Platform } from "./platform.ts";
 
 type Ctl = Platform["ctl"];
@@ -43,4 +45,22 @@ export function server(ctl: Ctl): (model: string, opts?: ServeOptions) => Promis
     const op = JSON.parse(out) as { status: string };
     if (op.status !== "COMPLETED") throw new Error(`serving ${model} ended ${op.status}: ${out}`);
   };
+}
+
+/**
+ * Until each gateway at `bases` holds every limit set so far. A gateway loads all limit rows at
+ * once on its own timer, so once each refuses a key of a probe project whose limit (one request a
+ * minute) was set last, it holds the rows set before: no sleep that hopes the timer has fired.
+ */
+export async function limitsLoaded(p: Platform, model: string, bases: string[] = [p.clientUrl]): Promise<void> {
+  const project = `probe-${randomBytes(3).toString("hex")}`;
+  const { key } = await p.newKey({ project });
+  await run((args) => p.ctl(args), ["limits", "set", "project", project, "--rpm", "1"]);
+  const ask = (base: string) =>
+    fetch(`${base}/v1/chat/completions`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, messages: [{ role: "user", content: "probe" }], max_tokens: 1 }),
+    }).then(async (r) => (await r.arrayBuffer(), r.status));
+  for (const base of bases) await waitFor(`${base} to load the limits`, async () => (await ask(base)) === 429, 30_000, 200);
 }
