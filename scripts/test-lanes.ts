@@ -118,6 +118,8 @@ async function main(): Promise<number> {
   for (const r of [...results].sort((a, b) => b.seconds - a.seconds)) {
     console.log(`${r.code === 0 ? "ok  " : "FAIL"} ${r.seconds.toFixed(1).padStart(6)} s  lane ${r.lane}  pass ${r.pass} fail ${r.fail}  ${r.file}`);
   }
+  console.log("\n──── the ten slowest files ────");
+  for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)) console.log(`${r.seconds.toFixed(1).padStart(6)} s  ${r.file}`);
   const pass = results.reduce((s, r) => s + r.pass, 0);
   const fail = results.reduce((s, r) => s + r.fail, 0);
   console.log(`# tests ${pass + fail}\n# pass ${pass}\n# fail ${fail}\n# files failed ${failed.length}${failed.length ? `: ${failed.map((r) => r.file).join(", ")}` : ""}`);

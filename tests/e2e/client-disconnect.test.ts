@@ -37,12 +37,8 @@ describe("a client that disconnects cancels the engine's request", () => {
 
   before(async () => {
     p = await startPlatform();
-    assert.equal((await p.ctl(["projects", "create", "leave"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "leave", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    key = (JSON.parse(created.stdout) as { key: string }).key;
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--arg=--tokens-per-second", "--arg=5", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
+    key = (await p.newKey()).key;
+    await p.serve(model, { args: ["--tokens-per-second", "5"] });
     const m = await p.admin<{ replicas: { url: string; state: string }[] }>("GET", `/models/${model}`);
     engineUrl = m.replicas.find((r) => r.state === "ready")!.url.replace(/\/+$/, "");
   });

@@ -62,11 +62,9 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
   before(async () => {
     p = await startPlatform();
     db = prisma(p.env.DATABASE_URL);
-    assert.equal((await p.ctl(["projects", "create", "pix"])).code, 0);
-    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "pix", "--json"])).stdout) as { key: string }).key;
+    key = (await p.newKey({ project: "pix" })).key;
     for (const m of [a, b]) {
-      const served = await p.ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=20", "--wait", "--json"]);
-      assert.equal(served.code, 0, served.stderr);
+      await p.serve(m, { engine: "comfyui", args: ["--llmgw-standin", "--step-ms=20"] });
       const r = await db.replica.findFirstOrThrow({ where: { modelName: m, state: "ready" } });
       urls[m] = r.url;
       replicaIds[m] = r.id;
@@ -166,8 +164,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     const wav = await upload(WAV, "x.wav");
     const okInputs = { prompt: "x", cfg: 1, sampler: "euler", picture: mine, matte: mine, voice: wav, clip: await upload(MP4, "x.mp4"), notes: text };
     // A file of another project.
-    assert.equal((await p.ctl(["projects", "create", "other"])).code, 0);
-    const otherKey = (JSON.parse((await p.ctl(["keys", "create", "--project", "other", "--json"])).stdout) as { key: string }).key;
+    const otherKey = (await p.newKey({ project: "other" })).key;
     const other = await new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: otherKey }).files.create({ file: await toFile(PICTURE, "o.png"), purpose: "vision" });
     const cases = malformedJobRequests({ model: a, workflowModel: allInputs, okInputs, picture: mine, text, othersFile: other.id });
     assert.equal(cases.length, 30);
@@ -361,8 +358,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     assert.equal(got.purpose, "vision");
     const content = await client.files.content(id);
     assert.deepEqual(Buffer.from(await content.arrayBuffer()), PICTURE);
-    assert.equal((await p.ctl(["projects", "create", "third"])).code, 0);
-    const thirdKey = (JSON.parse((await p.ctl(["keys", "create", "--project", "third", "--json"])).stdout) as { key: string }).key;
+    const thirdKey = (await p.newKey({ project: "third" })).key;
     const third = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: thirdKey });
     await assert.rejects(third.files.retrieve(id), OpenAI.NotFoundError);
     await assert.rejects(third.files.delete(id), OpenAI.NotFoundError);

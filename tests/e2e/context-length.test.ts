@@ -34,12 +34,8 @@ describe("chat, completions and messages prompts held to the context length", ()
   before(async () => {
     p = await startPlatform();
     await p.admin("POST", "/models", { name: model, versions: [{ version: "v1", engine: "sim", context_length: CONTEXT, max_output: 64 }] });
-    const served = await p.ctl(["model", "serve", model, "--replicas", "1", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
-    assert.equal((await p.ctl(["projects", "create", "ctx"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "ctx", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    const key = (JSON.parse(created.stdout) as { key: string }).key;
+    await p.serve(model, { engine: null });
+    const { key } = await p.newKey();
     openai = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
     anthropic = new Anthropic({ baseURL: p.clientUrl, apiKey: key, maxRetries: 0 });
     // The gateway reads the catalog every 5 s: wait (bounded) until it holds the model's context length.

@@ -78,8 +78,7 @@ describe("engines answer only the gateway", () => {
     }
     replicas[sim] = await ready(sim);
     replicas[gguf] = await ready(gguf);
-    assert.equal((await p.ctl(["projects", "create", "keys"])).code, 0);
-    const key = (JSON.parse((await p.ctl(["keys", "create", "--project", "keys", "--json"])).stdout) as { key: string }).key;
+    const { key } = await p.newKey();
     gateway = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
   });
 

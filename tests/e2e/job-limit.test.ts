@@ -45,12 +45,8 @@ describe("at most LLMGW_JOBS_MAX jobs at once in the cluster", () => {
   before(async () => {
     p = await startPlatform({ env: { LLMGW_JOBS_MAX: "1" } });
     db = prisma(p.env.DATABASE_URL);
-    assert.equal((await p.ctl(["projects", "create", "lim"])).code, 0);
-    key = (JSON.parse((await p.ctl(["keys", "create", "--project", "lim", "--json"])).stdout) as { key: string }).key;
-    for (const m of [a, b]) {
-      const served = await p.ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=20", "--wait", "--json"]);
-      assert.equal(served.code, 0, served.stderr);
-    }
+    key = (await p.newKey()).key;
+    for (const m of [a, b]) await p.serve(m, { engine: "comfyui", args: ["--llmgw-standin", "--step-ms=20"] });
   });
 
   after(async () => {

@@ -6,27 +6,32 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { startChild, stopChild, waitFor, type Child } from "../../common/children.ts";
 import { freePort, startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { limitsLoaded as loaded } from "../helpers/platform-setup.ts";
 
 describe("limits across two gateways", () => {
   let p: Platform;
   let second: Child;
   let secondUrl: string;
   const model = uniqueModel("e2e-limits");
-  const refresh = () => new Promise((r) => setTimeout(r, 5_500)); // gateways reload limits and prices
-
-  const keyFor = async (project: string) => {
-    assert.equal((await p.ctl(["projects", "create", project])).code, 0);
-    const r = await p.ctl(["keys", "create", "--project", project, "--json"]);
-    assert.equal(r.code, 0, r.stderr);
-    return (JSON.parse(r.stdout) as { key: string }).key;
-  };
+  const keyFor = async (project: string) => (await p.newKey({ project })).key;
   const ask = (base: string, apiKey: string) =>
     new OpenAI({ baseURL: `${base}/v1`, apiKey, maxRetries: 0 }).chat.completions.create({ model, messages: [{ role: "user", content: "hi" }], max_tokens: 4 });
+  /** Asks `base` until it refuses `key` with a 429 (bounded): gateways load limits, prices and spends on their own timers. */
+  const refused = (base: string, key: string) =>
+    waitFor(`${base} to refuse the key`, async () => {
+      try {
+        await ask(base, key);
+        return null;
+      } catch (e) {
+        if (e instanceof OpenAI.RateLimitError) return e;
+        throw e;
+      }
+    }, 30_000, 200);
+  const limitsLoaded = () => loaded(p, model, [p.clientUrl, secondUrl]);
 
   before(async () => {
     p = await startPlatform();
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
+    await p.serve(model);
     // Ports the system has free now: a random block once hit a port in use (CI: EADDRINUSE).
     const [client, admin, metrics, control] = await Promise.all([freePort(), freePort(), freePort(), freePort()]);
     secondUrl = `http://127.0.0.1:${client}`;
@@ -45,7 +50,7 @@ describe("limits across two gateways", () => {
     const key = await keyFor("rated");
     const set = await p.ctl(["limits", "set", "project", "rated", "--rpm", "4"]);
     assert.equal(set.code, 0, set.stderr);
-    await refresh();
+    await limitsLoaded();
     await ask(p.clientUrl, key);
     await ask(secondUrl, key);
     await ask(p.clientUrl, key);
@@ -65,16 +70,12 @@ describe("limits across two gateways", () => {
     const key = await keyFor("budgeted");
     assert.equal((await p.ctl(["prices", "set", model, "--prompt", "1000", "--completion", "1000"])).code, 0);
     assert.equal((await p.ctl(["limits", "set", "project", "budgeted", "--budget", "0.000001"])).code, 0);
-    await refresh();
-    await ask(p.clientUrl, key); // spends more than the 1 micro-unit budget
-    await new Promise((r) => setTimeout(r, 300));
+    // The first request the budget's gateway lets through spends more than the 1 micro-unit budget;
+    // then each gateway, once it has heard of the spend, refuses.
     for (const base of [p.clientUrl, secondUrl]) {
-      await assert.rejects(ask(base, key), (e: unknown) => {
-        assert.ok(e instanceof OpenAI.RateLimitError, String(e));
-        assert.equal((e.error as { code?: string }).code, "budget_exceeded");
-        assert.equal(e.headers?.get("retry-after"), null);
-        return true;
-      });
+      const e = await refused(base, key);
+      assert.equal((e.error as { code?: string }).code, "budget_exceeded");
+      assert.equal(e.headers?.get("retry-after"), null);
     }
     // Both gateways noticed the budget spent: one notification names the project.
     const { id: projectId } = JSON.parse((await p.ctl(["projects", "create", "budgeted", "--json"])).stdout) as { id: string };

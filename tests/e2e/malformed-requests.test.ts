@@ -128,12 +128,8 @@ describe("malformed requests get a 4xx naming the field, and the gateway keeps s
 
   before(async () => {
     p = await startPlatform();
-    assert.equal((await p.ctl(["projects", "create", "malformed"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "malformed", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    key = (JSON.parse(created.stdout) as { key: string }).key;
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
+    key = (await p.newKey()).key;
+    await p.serve(model);
   });
   after(async () => {
     await p?.stop();

@@ -17,11 +17,7 @@ describe("model information and the limits it sets", () => {
   const served = uniqueModel("e2e-info");
   const idle = uniqueModel("e2e-idle");
 
-  const keyFor = async (project: string, models: string[] = []) => {
-    const r = await p.ctl(["keys", "create", "--project", project, ...models.flatMap((m) => ["--model", m]), "--json"]);
-    assert.equal(r.code, 0, r.stderr);
-    return (JSON.parse(r.stdout) as { key: string }).key;
-  };
+  const keyFor = async (models: string[] = []) => (await p.newKey({ args: models.flatMap((m) => ["--model", m]) })).key;
   const listed = async (c: OpenAI) => {
     const out: Described[] = [];
     for await (const m of c.models.list()) out.push(m as Described);
@@ -37,10 +33,8 @@ describe("model information and the limits it sets", () => {
       versions: [{ version: "v1", engine: "sim", context_length: 2048, max_output: 64 }],
     });
     await p.admin("POST", "/models", { name: idle, owner: "other-co", versions: [{ version: "v3", engine: "sim", context_length: 8192, max_output: 512 }] });
-    const r = await p.ctl(["model", "serve", served, "--replicas", "1", "--wait", "--json"]);
-    assert.equal(r.code, 0, r.stderr);
-    assert.equal((await p.ctl(["projects", "create", "info"])).code, 0);
-    key = await keyFor("info");
+    await p.serve(served, { engine: null });
+    key = await keyFor();
     client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
     // The gateway reads the catalog every 5 s: wait (bounded) until both models are in it.
     const deadline = Date.now() + 15_000;
@@ -76,7 +70,7 @@ describe("model information and the limits it sets", () => {
   });
 
   it("a key limited to some models lists only those and may not retrieve the others", async () => {
-    const limited = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: await keyFor("info", [served]), maxRetries: 0 });
+    const limited = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: await keyFor([served]), maxRetries: 0 });
     assert.deepEqual((await listed(limited)).map((m) => m.id), [served]);
     await assert.rejects(limited.models.retrieve(idle), OpenAI.PermissionDeniedError);
   });

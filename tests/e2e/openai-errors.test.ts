@@ -17,11 +17,6 @@ describe("error statuses as the SDKs' classes", () => {
   const unserved = uniqueModel("e2e-unserved");
   const messages = [{ role: "user" as const, content: "hi" }];
 
-  const newKey = async (...extra: string[]) => {
-    const r = await p.ctl(["keys", "create", "--project", "errs", ...extra, "--json"]);
-    assert.equal(r.code, 0, r.stderr);
-    return JSON.parse(r.stdout) as { id: string; key: string };
-  };
   const openai = (apiKey: string) => new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey, maxRetries: 0 });
   const anthropic = (apiKey: string) => new Anthropic({ baseURL: p.clientUrl, apiKey, maxRetries: 0 });
   const chat = (apiKey: string, m = model) => openai(apiKey).chat.completions.create({ model: m, messages, max_tokens: 2 });
@@ -42,13 +37,11 @@ describe("error statuses as the SDKs' classes", () => {
 
   before(async () => {
     p = await startPlatform();
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
+    await p.serve(model);
     await p.admin("POST", "/models", { name: unserved, versions: [{ version: "v1", engine: "sim" }] });
-    assert.equal((await p.ctl(["projects", "create", "errs"])).code, 0);
-    key = (await newKey()).key;
-    limitedKey = (await newKey("--model", "some-other-model")).key;
-    const rated = await newKey();
+    key = (await p.newKey()).key;
+    limitedKey = (await p.newKey({ args: ["--model", "some-other-model"] })).key;
+    const rated = await p.newKey();
     ratedKey = rated.key;
     await p.admin("PUT", `/limits/key/${rated.id}`, { rpm: 1 });
   });

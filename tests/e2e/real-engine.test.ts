@@ -60,11 +60,8 @@ describe("a GGUF model served on node-llama-cpp (llama.cpp on the CPU)", () => {
     );
     const added = await p.ctl(["model", "add", "-f", file, "--json"]);
     assert.equal(added.code, 0, added.stderr);
-    assert.equal((await p.ctl(["projects", "create", "real"])).code, 0);
-    const key = (JSON.parse((await p.ctl(["keys", "create", "--project", "real", "--json"])).stdout) as { key: string }).key;
-    const served = await p.ctl(["model", "serve", model, "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
-    assert.equal((JSON.parse(served.stdout) as { status: string }).status, "COMPLETED", served.stdout);
+    const { key } = await p.newKey();
+    await p.serve(model, { engine: null });
     const shown = await p.admin<{ replicas: { id: string; state: string; url: string }[] }>("GET", `/models/${model}`);
     assert.equal(shown.replicas.length, 1);
     assert.equal(shown.replicas[0]!.state, "ready");

@@ -12,14 +12,9 @@ describe("a model served with 2 replicas, used through the official openai clien
 
   before(async () => {
     p = await startPlatform();
-    assert.equal((await p.ctl(["projects", "create", "e2e"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "e2e", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    key = (JSON.parse(created.stdout) as { key: string }).key;
+    key = (await p.newKey()).key;
     assert.match(key, /^sk-llmgw-/);
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
-    assert.equal((JSON.parse(served.stdout) as { status: string }).status, "COMPLETED");
+    await p.serve(model, { replicas: 2 });
   });
 
   after(async () => {

@@ -27,12 +27,8 @@ describe("structured output and logprobs through the gateway", () => {
 
   before(async () => {
     p = await startPlatform();
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
-    assert.equal((await p.ctl(["projects", "create", "struct"])).code, 0);
-    const r = await p.ctl(["keys", "create", "--project", "struct", "--json"]);
-    assert.equal(r.code, 0, r.stderr);
-    client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: (JSON.parse(r.stdout) as { key: string }).key, maxRetries: 0 });
+    await p.serve(model);
+    client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: (await p.newKey()).key, maxRetries: 0 });
   });
   after(async () => {
     await p?.stop();

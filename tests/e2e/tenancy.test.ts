@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { waitFor } from "../../common/children.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { limitsLoaded } from "../helpers/platform-setup.ts";
 
 describe("API keys, prices, the usage report and the audit log", () => {
   let p: Platform;
@@ -88,14 +89,14 @@ describe("API keys, prices, the usage report and the audit log", () => {
 
     // The key's own limit, then the team's: both counted in Redis, both answered with 429.
     assert.equal((await p.ctl(["keys", "limits", a.id, "--rpm", "2"])).code, 0);
-    await new Promise((r) => setTimeout(r, 5_500)); // gateways reload limits
+    await limitsLoaded(p, model);
     await ask(a.key);
     await ask(a.key);
     await assert.rejects(ask(a.key), OpenAI.RateLimitError);
     assert.equal((await p.ctl(["keys", "limits", "clear", a.id])).code, 0);
     assert.equal((await p.ctl(["limits", "set", "team", "acme/search", "--rpm", "3"])).code, 0);
     const b = await json<{ key: string }>(["keys", "create", "--project", "search-api"]);
-    await new Promise((r) => setTimeout(r, 5_500));
+    await limitsLoaded(p, model);
     for (let i = 0; i < 3; i++) await ask(b.key);
     await assert.rejects(ask(b.key), OpenAI.RateLimitError, "the team's limit covers a key of its project");
     await assert.rejects(ask(a.key), OpenAI.RateLimitError, "…and every other key of it");

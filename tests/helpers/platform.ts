@@ -12,6 +12,7 @@ import { ensureDatabase, migrate } from "../../common/migrate.ts";
 import { adminClientFor, type AdminClient } from "../../ctl/admin-client.ts";
 import { startChild, stopChild, tail, waitFor, LLMGW_BIN, type Child } from "../../common/children.ts";
 import "./keep-alive.ts";
+import { keyMaker, server, type NewKey, type ServeOptions } from "./platform-setup.ts";
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -37,6 +38,10 @@ export interface Platform {
   /** Runs `llmgw ctl` with the platform's environment; never blocks this process. */
   ctl(args: string[]): Promise<{ code: number; stdout: string; stderr: string }>;
   admin: AdminClient["request"];
+  /** A new API key of `project` (default "test"), created first if this platform has not made it; `args` go to `ctl keys create`. */
+  newKey(opts?: { project?: string; args?: string[] }): Promise<NewKey>;
+  /** `ctl model serve … --wait`: the model served with `replicas` (default 1) of `engine` (default sim), or an error. */
+  serve(model: string, opts?: ServeOptions): Promise<void>;
   /** Engine processes of this platform's agent, found by their replica records' pids. */
   enginePids(model: string, nodeId?: string): number[];
   /** A second node: another agent with its own id, port, data directory and engine ports. */
@@ -139,6 +144,8 @@ export async function startPlatform(opts: { processes?: ProcessName[]; nodeId?: 
       });
     },
     admin: adminClientFor(adminUrl, adminToken).request,
+    newKey: keyMaker((args) => p.ctl(args)),
+    serve: server((args) => p.ctl(args)),
     async addAgent(nodeId) {
       const agentEnv = {
         ...env,

@@ -22,18 +22,12 @@ describe("fallbacks", () => {
 
   before(async () => {
     p = await startPlatform({ env: { LLMGW_REPLICA_SLOTS: "1" } });
-    assert.equal((await p.ctl(["projects", "create", "fallbacks"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "fallbacks", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    key = (JSON.parse(created.stdout) as { key: string }).key;
+    key = (await p.newKey()).key;
     const version = [{ version: "v1", engine: "sim" }];
     await p.admin("POST", "/models", { name: first, versions: version, fallbacks: [second] });
     await p.admin("POST", "/models", { name: asleep, versions: version, fallbacks: [second] });
     // Both answer at 20 tokens a second, so one long request holds a model's only slot.
-    for (const m of [first, second]) {
-      const served = await p.ctl(["model", "serve", m, "--engine", "sim", "--replicas", "1", "--arg=--tokens-per-second", "--arg=20", "--wait", "--json"]);
-      assert.equal(served.code, 0, served.stderr);
-    }
+    for (const m of [first, second]) await p.serve(m, { args: ["--tokens-per-second", "20"] });
     // The gateway reads the catalog (and so the fallbacks) every few seconds: wait for it, bounded.
     for (let i = 0; i < 150; i++) {
       const r = await chat(asleep);

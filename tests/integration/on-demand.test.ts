@@ -167,21 +167,4 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     await waitFor("the re-added model to sleep", async () => (await show(served)).state?.onDemand?.phase === "sleeping", 60_000, 500);
     assert.equal(p.enginePids(served).length, 0);
   });
-
-  it("leaves an always-on model's workflow alone: no idle check in its history", async () => {
-    const always = uniqueModel("always-on");
-    const served = await p.ctl(["model", "serve", always, "--engine", "sim", "--replicas", "1", "--wait"]);
-    assert.equal(served.code, 0, served.stderr);
-    await new Promise((r) => setTimeout(r, 2_000)); // the watch, were it running, checks at once
-    const temporal = await temporalClient();
-    try {
-      const history = await temporal.client.workflow.getHandle(modelWorkflowId(always)).fetchHistory();
-      const checks = (history.events ?? []).filter((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === "idleCheck");
-      assert.equal(checks.length, 0, "an always-on model polls nothing");
-      const slowHistory = await temporal.client.workflow.getHandle(modelWorkflowId(slow)).fetchHistory();
-      assert.ok((slowHistory.events ?? []).some((e) => e.activityTaskScheduledEventAttributes?.activityType?.name === "idleCheck"), "an on-demand one is watched");
-    } finally {
-      await temporal.close();
-    }
-  });
 });

@@ -16,12 +16,8 @@ describe("llmgw ctl request --explain", () => {
 
   before(async () => {
     p = await startPlatform();
-    assert.equal((await p.ctl(["projects", "create", "explain"])).code, 0);
-    const created = await p.ctl(["keys", "create", "--project", "explain", "--json"]);
-    assert.equal(created.code, 0, created.stderr);
-    key = (JSON.parse(created.stdout) as { key: string }).key;
-    const served = await p.ctl(["model", "serve", model, "--engine", "sim", "--replicas", "2", "--wait", "--json"]);
-    assert.equal(served.code, 0, served.stderr);
+    key = (await p.newKey()).key;
+    await p.serve(model, { replicas: 2 });
   });
 
   after(async () => {

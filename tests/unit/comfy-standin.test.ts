@@ -41,12 +41,16 @@ describe("ComfyUI stand-in", () => {
     const ws = new WebSocket(`${base.replace("http", "ws")}/ws?clientId=c1`);
     ws.onmessage = (e) => msgs.push(JSON.parse(String(e.data)) as Msg);
     await new Promise((r) => (ws.onopen = r));
+    // The first prompt is held before its first step, so both are still queued when /queue is
+    // asked, however slow the machine.
+    await post("/standin/hold", {});
     const a = (await (await post("/prompt", { prompt: graph(5), client_id: "c1" })).json()) as { prompt_id: string; number: number };
     const b = (await (await post("/prompt", { prompt: graph(3), client_id: "c1", prompt_id: "mine" })).json()) as { prompt_id: string };
     assert.equal(b.prompt_id, "mine");
     const q = await get<{ queue_running: unknown[][]; queue_pending: unknown[][] }>("/queue");
-    assert.equal(q.queue_running.length + q.queue_pending.length, 2);
-    assert.equal(q.queue_pending.at(-1)![1], "mine");
+    assert.deepEqual(q.queue_running.map((e) => e[1]), [a.prompt_id]);
+    assert.deepEqual(q.queue_pending.map((e) => e[1]), ["mine"]);
+    await post("/standin/release", {});
     await until("both done", async () => Object.keys(await get("/history/mine")).length > 0);
     ws.close();
     const progress = msgs.filter((m) => m.type === "progress" && m.data.prompt_id === a.prompt_id).map((m) => m.data.value);
