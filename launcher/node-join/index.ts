@@ -130,11 +130,15 @@ export async function nodeJoin(argv: string[]): Promise<number> {
   say(`[2/4] enrolling with the control plane at ${f.address}`);
   const tlsDir = path.join(layout.dataDir, "agent", f.nodeId, "tls");
   const tls = await agentTls({ dir: tlsDir, nodeId: f.nodeId, token, controlAddress: f.address, files: tlsFilesFrom(config), attempts: 3 });
+  // Enrolment waits between attempts on timers that do not hold the process (an agent has a server
+  // for that): this one does, until it ends.
+  const hold = setInterval(() => undefined, 1000);
   try {
     await tls.ready;
   } catch (err) {
     return refuse(`refused: the control plane did not enrol this node: ${(err as Error).message}. Nothing was installed.`);
   } finally {
+    clearInterval(hold);
     tls.close();
   }
   say(`      certificate for node ${f.nodeId} kept in ${tlsDir} (key 0600)`);

@@ -22,7 +22,7 @@ export function memoryCheck(kinds: readonly ProcessKind[], availableBytes = avai
     async run() {
       const need = kinds.reduce((s, k) => s + PROCESS_MEMORY_MIB[k], 0);
       const have = Math.floor(availableBytes / MIB);
-      const shown = `${have} MiB available; the ${kinds.join(", ")} need about ${need} MiB (models' weights go to the GPUs' memory, checked when they are placed)`;
+      const shown = `${have} MiB available; the ${kinds.join(", ")} ${kinds.length > 1 ? "need" : "needs"} about ${need} MiB (models' weights go to the GPUs' memory, checked when they are placed)`;
       return have < need ? fail(shown, "free memory (stop what else runs here) or install on a larger machine") : ok(shown);
     },
   };

@@ -23,6 +23,8 @@ const node = path.join(root, "node");
 const database = new URL(process.env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5433/llmgw_test");
 database.pathname = `/llmgw_init_${id}`;
 const NODE_B = `joined-${id}`;
+// Engine ports: the server's agent the lower half, the joined node's the upper.
+const engines = 20000 + Math.floor(Math.random() * 400) * 100;
 
 interface Ran {
   code: number | null;
@@ -56,7 +58,6 @@ before(async () => {
   ports = { client, admin, control, agent, agentB };
   serverUnits = systemdStandIn(path.join(root, "server-systemd"), path.join(server, "etc/systemd/system"));
   nodeUnits = systemdStandIn(path.join(root, "node-systemd"), path.join(node, "etc/systemd/system"));
-  const engines = 20000 + Math.floor(Math.random() * 400) * 100;
   initArgs = [
     "server", "init", "--yes", "--prefix", server,
     "--temporal", "external", "--temporal-address", process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233",
@@ -106,7 +107,7 @@ describe("llmgw server init", () => {
       const r = await llmgw([...initArgs, "--systemctl", serverUnits.path], services());
       assert.equal(r.code, 1, r.stdout + r.stderr);
       assert.match(r.stdout, new RegExp(`FAIL  ports +cannot listen on 127\\.0\\.0\\.1: ${ports.client} \\(LLMGW_CLIENT_PORT\\): EADDRINUSE`));
-      assert.match(r.stdout, /ok {2}postgres .*the database "llmgw_init_[0-9a-f]+" will be created/);
+      assert.match(r.stdout, /ok +postgres .*the database "llmgw_init_[0-9a-f]+" will be created/);
       assert.match(r.stderr, /refused: a check failed \(FAIL above\); nothing was installed/);
       assert.equal(fs.existsSync(server), false, "nothing written");
       assert.deepEqual(serverUnits.calls(), [], "systemctl not called");
@@ -155,7 +156,7 @@ describe("llmgw node join, ctl node remove", () => {
     "node", "join", `127.0.0.1:${ports.control}`, "--prefix", node, "--systemctl", nodeUnits.path,
     "--node-id", NODE_B, "--host", "127.0.0.1", "--advertise", "127.0.0.1", "--agent-port", String(ports.agentB),
     "--set", "LLMGW_AGENT_METRICS_PORT=0", "--set", "LLMGW_HEARTBEAT_MS=1000", "--set", "LLMGW_AGENT_STOP_ENGINES_ON_EXIT=1",
-    "--set", `LLMGW_ENGINE_PORT_MIN=${ports.agentB + 1}`, "--set", `LLMGW_ENGINE_PORT_MAX=${ports.agentB + 40}`,
+    "--set", `LLMGW_ENGINE_PORT_MIN=${engines + 50}`, "--set", `LLMGW_ENGINE_PORT_MAX=${engines + 99}`,
   ];
 
   it("refuses a token that is not the cluster's, and a missing one, installing nothing", async () => {
