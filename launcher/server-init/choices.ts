@@ -22,6 +22,7 @@ export const choicesSchema = z
     temporal: z.enum(["dev", "external"]),
     temporalAddress: hostPort.optional(),
     temporalCli: z.string().min(1).optional(),
+    temporalPort: port,
     host: z.string().min(1),
     advertise: z.string().min(1).regex(/^[^\s:]+$|^\[[0-9a-fA-F:]+\]$/, "a host name or address, without a port"),
     clientPort: port,
@@ -51,6 +52,7 @@ export const USAGE = `usage: llmgw server init [--yes] [flags]
                             database) as the llmgw-temporal unit; external: your cluster, with
   --temporal-address H:P    its frontend
   --temporal-cli PATH       the temporal binary for dev (default: the project's .venv/bin/temporal, else PATH)
+  --temporal-port N         dev's frontend port (7233; its Web UI 1000 above)
   --host ADDR               interface the gateway and agent listen on (default 0.0.0.0)
   --advertise HOST          the address other machines reach this one at (default: its first non-loopback IPv4)
   --client-port N           client API (8080)      --admin-port N    admin API (8081, on 127.0.0.1)
@@ -87,7 +89,7 @@ export function choicesFromFlags(argv: string[], env: NodeJS.ProcessEnv): Record
       prefix: s({}), systemctl: s({}), "data-dir": s({}), user: s({}),
       "database-url": s({ default: env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5432/llmgw" }),
       "redis-url": s({ default: env.REDIS_URL ?? "redis://127.0.0.1:6379" }),
-      temporal: s({ default: "dev" }), "temporal-address": s({}), "temporal-cli": s({}),
+      temporal: s({ default: "dev" }), "temporal-address": s({}), "temporal-cli": s({}), "temporal-port": s({ default: "7233" }),
       host: s({ default: "0.0.0.0" }), advertise: s({}),
       "client-port": s({ default: "8080" }), "admin-port": s({ default: "8081" }), "control-port": s({ default: "7071" }), "agent-port": s({ default: "7070" }),
       agent: s({ default: "yes" }), "node-id": s({ default: os.hostname() }),

@@ -16,15 +16,15 @@ import { checkSettings, keptSecret, newToken, secretPath, writeSettings, type Se
 import { setUpStore, storeCheck } from "./store.ts";
 import { startUnits, writeUnits } from "./systemd.ts";
 import { ensureUser, untilAnswers } from "./host.ts";
+import { temporal as temporalCheck } from "../../doctor/temporal.ts";
 
-const DEV_TEMPORAL = { port: 7233, ui: 8233 };
 const say = (s: string) => void process.stdout.write(s + "\n");
 
 /** The settings file's values (no secret among them) for these choices. */
 export function settingsFor(c: Choices, layout: Layout): Record<string, string> {
   const s: Record<string, string> = {
     LLMGW_DATA_DIR: layout.dataDir,
-    TEMPORAL_ADDRESS: c.temporal === "dev" ? `127.0.0.1:${DEV_TEMPORAL.port}` : c.temporalAddress!,
+    TEMPORAL_ADDRESS: c.temporal === "dev" ? `127.0.0.1:${c.temporalPort}` : c.temporalAddress!,
     LLMGW_HOST: c.host,
     LLMGW_CLIENT_PORT: String(c.clientPort),
     LLMGW_ADMIN_PORT: String(c.adminPort),
@@ -90,7 +90,7 @@ export async function serverInit(argv: string[]): Promise<number> {
   const kinds: ProcessKind[] = ["gateway", "worker", ...(c.agent === "yes" ? (["agent"] as const) : []), ...(c.temporal === "dev" ? (["temporal"] as const) : [])];
   const ports: Record<string, number> = { LLMGW_CLIENT_PORT: c.clientPort, LLMGW_ADMIN_PORT: c.adminPort, LLMGW_CONTROL_PORT: c.controlPort };
   if (c.agent === "yes") ports.LLMGW_AGENT_PORT = c.agentPort;
-  if (c.temporal === "dev") Object.assign(ports, { "Temporal (dev)": DEV_TEMPORAL.port, "Temporal Web UI": DEV_TEMPORAL.ui });
+  if (c.temporal === "dev") Object.assign(ports, { "Temporal (dev)": c.temporalPort, "Temporal Web UI": c.temporalPort + 1000 });
   for (const k of ["LLMGW_METRICS_PORT", "LLMGW_WORKER_METRICS_PORT", "LLMGW_RUN_METRICS_PORT", ...(c.agent === "yes" ? ["LLMGW_AGENT_METRICS_PORT"] : [])]) {
     ports[k] = Number(settings[k] ?? { LLMGW_METRICS_PORT: 9091, LLMGW_WORKER_METRICS_PORT: 9092, LLMGW_AGENT_METRICS_PORT: 9093, LLMGW_RUN_METRICS_PORT: 9094 }[k]);
   }
@@ -127,13 +127,25 @@ export async function serverInit(argv: string[]): Promise<number> {
   say(`      ${await setUpStore(c.databaseUrl)}`);
 
   say(`[4/5] installing the units${c.temporal === "dev" ? " (Temporal: the single-machine server, llmgw-temporal)" : ` (Temporal: ${c.temporalAddress})`}`);
-  for (const f of writeUnits(layout, units, c.temporal === "dev" ? c.temporalCli : undefined)) say(`      ${f}`);
+  for (const f of writeUnits(layout, units, c.temporal === "dev" ? { cli: c.temporalCli!, port: c.temporalPort } : undefined)) say(`      ${f}`);
   if (!layout.systemctl) {
     say(`      not started (--prefix without --systemctl). Start them with systemctl, or all in one process:`);
     say(`        LLMGW_SETTINGS_FILE=${layout.settingsFile} llmgw run`);
   } else {
-    startUnits(layout, units);
-    say(`      started ${units.join(", ")}`);
+    if (c.temporal === "dev") {
+      // Temporal first, answering with its namespace, so the worker's first start finds it.
+      startUnits(layout, ["llmgw-temporal"]);
+      say(`      started llmgw-temporal; waiting for it on ${settings.TEMPORAL_ADDRESS}`);
+      const up = await untilTemporal({ PATH: process.env.PATH, ...settings }, Math.max(c.waitS, 30) * 1000);
+      if (!up.ok) {
+        process.stderr.write(`llmgw server init: Temporal did not come up: ${up.detail} (journalctl -u llmgw-temporal)\n`);
+        return 1;
+      }
+      say(`      ${up.detail}`);
+    }
+    const rest = units.filter((u) => u !== "llmgw-temporal");
+    startUnits(layout, rest, c.temporal !== "dev");
+    say(`      started ${rest.join(", ")}`);
     if (c.waitS > 0) {
       say(`      waiting for the gateway to answer on port ${c.clientPort}`);
       const answered = await untilAnswers(`http://127.0.0.1:${c.clientPort}/health`, c.waitS * 1000);
@@ -149,4 +161,14 @@ export async function serverInit(argv: string[]): Promise<number> {
   say(`        llmgw node join ${settings.LLMGW_CONTROL_ADDRESS} --token-file ./cluster-token`);
   say(`      The admin token (llmgw ctl, the admin API) is in ${secretPath(layout, "LLMGW_ADMIN_TOKEN")}.`);
   return 0;
+}
+
+/** Polls the doctor's Temporal check (frontend and namespace) until it passes or `ms` pass. */
+async function untilTemporal(env: NodeJS.ProcessEnv, ms: number): Promise<{ ok: boolean; detail: string }> {
+  const until = Date.now() + ms;
+  for (;;) {
+    const r = await temporalCheck.run({ env, timeoutMs: 3000 });
+    if (r.status === "ok" || Date.now() > until) return { ok: r.status === "ok", detail: r.detail };
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+  }
 }

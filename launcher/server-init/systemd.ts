@@ -8,8 +8,8 @@ import { renderUnits, type UnitName } from "../units.ts";
 import type { Layout } from "./layout.ts";
 
 /** Writes the named units into the layout's unit directory; returns their files. */
-export function writeUnits(layout: Layout, names: readonly UnitName[], temporalCli?: string): string[] {
-  const all = renderUnits({ node: process.execPath, bin: LLMGW_BIN, user: layout.user, dataDir: layout.dataDir, envFile: layout.settingsFile, ...(temporalCli ? { temporal: temporalCli } : {}) });
+export function writeUnits(layout: Layout, names: readonly UnitName[], temporal?: { cli: string; port: number }): string[] {
+  const all = renderUnits({ node: process.execPath, bin: LLMGW_BIN, user: layout.user, dataDir: layout.dataDir, envFile: layout.settingsFile, ...(temporal ? { temporal: temporal.cli, temporalPort: temporal.port } : {}) });
   fs.mkdirSync(layout.unitDir, { recursive: true });
   return names.map((n) => {
     const file = path.join(layout.unitDir, `${n}.service`);
@@ -28,8 +28,8 @@ export function systemctl(layout: Layout, args: string[]): void {
   if (r.status !== 0) throw new Error(`${layout.systemctl} ${args.join(" ")} failed: ${(r.stderr || r.stdout).trim() || `exit ${r.status}`}`);
 }
 
-/** daemon-reload, then enable --now each unit in the order given (what they depend on first). */
-export function startUnits(layout: Layout, names: readonly UnitName[]): void {
-  systemctl(layout, ["daemon-reload"]);
+/** daemon-reload (unless done already), then enable --now each unit in the order given (what they depend on first). */
+export function startUnits(layout: Layout, names: readonly UnitName[], reload = true): void {
+  if (reload) systemctl(layout, ["daemon-reload"]);
   for (const n of names) systemctl(layout, ["enable", "--now", `${n}.service`]);
 }

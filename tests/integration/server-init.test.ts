@@ -47,24 +47,32 @@ const json = <T>(r: Ran): T => {
   return JSON.parse(r.stdout) as T;
 };
 const mode = (f: string) => fs.statSync(f).mode & 0o777;
+const isFree = (port: number) =>
+  new Promise<boolean>((resolve) => {
+    const s = net.createServer().once("error", () => resolve(false));
+    s.listen(port, "127.0.0.1", () => s.close(() => resolve(true)));
+  });
 
-let ports: Record<"client" | "admin" | "control" | "agent" | "agentB", number>;
+let ports: Record<"client" | "admin" | "control" | "agent" | "agentB" | "temporal", number>;
 let serverUnits: StandIn;
 let nodeUnits: StandIn;
 let initArgs: string[];
 
 before(async () => {
   const [client, admin, control, agent, agentB] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
-  ports = { client, admin, control, agent, agentB };
+  // The single-machine Temporal's frontend, and its Web UI 1000 above: both free.
+  let temporal = await freePort();
+  while (temporal + 1000 > 65535 || !(await isFree(temporal + 1000))) temporal = await freePort();
+  ports = { client, admin, control, agent, agentB, temporal };
   serverUnits = systemdStandIn(path.join(root, "server-systemd"), path.join(server, "etc/systemd/system"));
   nodeUnits = systemdStandIn(path.join(root, "node-systemd"), path.join(node, "etc/systemd/system"));
   initArgs = [
     "server", "init", "--yes", "--prefix", server,
-    "--temporal", "external", "--temporal-address", process.env.TEMPORAL_ADDRESS ?? "127.0.0.1:7233",
+    "--temporal", "dev", "--temporal-port", String(temporal),
     "--host", "127.0.0.1", "--advertise", "127.0.0.1", "--node-id", `server-${id}`,
     "--client-port", String(client), "--admin-port", String(admin), "--control-port", String(control), "--agent-port", String(agent),
     ...[
-      "LLMGW_TEMPORAL_NAMESPACE=llmgw-test", `LLMGW_TASK_QUEUE=llmgw-init-${id}`, "LLMGW_HEARTBEAT_MS=1000",
+      `LLMGW_TASK_QUEUE=llmgw-init-${id}`, "LLMGW_HEARTBEAT_MS=1000",
       "LLMGW_METRICS_PORT=0", "LLMGW_WORKER_METRICS_PORT=0", "LLMGW_AGENT_METRICS_PORT=0", "LLMGW_RUN_METRICS_PORT=0",
       `LLMGW_ENGINE_PORT_MIN=${engines}`, `LLMGW_ENGINE_PORT_MAX=${engines + 49}`, "LLMGW_AGENT_STOP_ENGINES_ON_EXIT=1",
     ].flatMap((kv) => ["--set", kv]),
@@ -72,7 +80,7 @@ before(async () => {
 });
 
 after(async () => {
-  for (const [units, names] of [[nodeUnits, ["llmgw-agent"]], [serverUnits, ["llmgw-gateway", "llmgw-worker", "llmgw-agent"]]] as const) {
+  for (const [units, names] of [[nodeUnits, ["llmgw-agent"]], [serverUnits, ["llmgw-gateway", "llmgw-worker", "llmgw-agent", "llmgw-temporal"]]] as const) {
     for (const n of names) spawnSync(units.path, ["stop", `${n}.service`]);
   }
   fs.rmSync(root, { recursive: true, force: true });
@@ -133,9 +141,11 @@ describe("llmgw server init", () => {
       assert.ok(!settings.includes(fs.readFileSync(f, "utf8").trim()), `${s}'s value is not in the settings file`);
     }
     assert.match(settings, /^LLMGW_ADMIN_TOKEN_FILE=.*secrets\/admin-token$/m);
-    // External Temporal: no llmgw-temporal unit; the agent before the worker before the gateway.
-    assert.deepEqual(fs.readdirSync(path.join(server, "etc/systemd/system")).sort(), ["llmgw-agent.service", "llmgw-gateway.service", "llmgw-worker.service"]);
-    assert.deepEqual(serverUnits.calls(), ["daemon-reload", "enable --now llmgw-agent.service", "enable --now llmgw-worker.service", "enable --now llmgw-gateway.service"]);
+    // Temporal first (and answering) then the agent, the worker, the gateway last.
+    assert.deepEqual(fs.readdirSync(path.join(server, "etc/systemd/system")).sort(), ["llmgw-agent.service", "llmgw-gateway.service", "llmgw-temporal.service", "llmgw-worker.service"]);
+    assert.deepEqual(serverUnits.calls(), ["daemon-reload", "enable --now llmgw-temporal.service", "enable --now llmgw-agent.service", "enable --now llmgw-worker.service", "enable --now llmgw-gateway.service"]);
+    assert.match(r.stdout, new RegExp(`Temporal [0-9.]+ at 127\\.0\\.0\\.1:${ports.temporal}, namespace "default"`));
+    assert.ok(fs.existsSync(path.join(server, "var/lib/llmgw/temporal/temporal.db")), "Temporal's file database in the data directory");
 
     // ctl finds the admin API and its token through the settings file alone.
     await waitFor("the server's agent to register", async () => json<{ id: string }[]>(await ctl("nodes", "--json")).some((n) => n.id === `server-${id}`), 60_000);
