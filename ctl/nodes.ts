@@ -38,7 +38,10 @@ async function removeNode(id: string, force: boolean, json: boolean): Promise<vo
       if (!json) process.stderr.write(`the drain did not finish (${(err as Error).message}); removing it anyway (--force)\n`);
     }
   }
-  const r = await admin.request<{ id: string; removed: true; replicas: number }>("DELETE", `/nodes/${encodeURIComponent(id)}${force ? "?force=true" : ""}`);
+  const r = await admin.request<{ id: string; removed: true; replicas: number }>("DELETE", `/nodes/${encodeURIComponent(id)}${force ? "?force=true" : ""}`).catch((err: Error) => {
+    // The API's words for its own parameter; here it is a flag.
+    throw err instanceof CtlError ? new CtlError(err.message.replace("force=true", "--force"), err.status) : err;
+  });
   if (json) return printJson({ ...r, moved });
   process.stdout.write(`${id}: removed${n.replicas ? ` (${moved} replica(s) moved first${r.replicas ? `, ${r.replicas} removed with it` : ""})` : ""}\n`);
 }

@@ -13,6 +13,7 @@ import { parseArgs } from "node:util";
 import { z } from "zod";
 import { agentTls } from "../../agent/enrol.ts";
 import { loadConfig } from "../../common/config.ts";
+import { setLogProcess } from "../../common/logging.ts";
 import { tlsFilesFrom } from "../../common/tls/operator-files.ts";
 import { layoutFor } from "../server-init/layout.ts";
 import { formatFindings, memoryCheck, portsCheck, preflight } from "../server-init/preflight.ts";
@@ -83,6 +84,8 @@ async function untilRegistered(file: string, since: number, ms: number): Promise
 }
 
 export async function nodeJoin(argv: string[]): Promise<number> {
+  // Each step says what it did; a refused enrolment is said once, with its reason, not per attempt.
+  setLogProcess("node-join", "error");
   const started = Date.now() - 1000;
   let values, positionals, token: string;
   try {

@@ -116,6 +116,7 @@ export async function ask(given: Choices): Promise<Choices | null> {
     c.redisUrl = await q("Redis URL", c.redisUrl);
     c.temporal = (await q("Temporal: dev (a single-machine server, installed here) or external (your cluster)", c.temporal)) as Choices["temporal"];
     if (c.temporal === "external") c.temporalAddress = await q("Temporal frontend HOST:PORT", c.temporalAddress ?? "temporal.example.internal:7233");
+    else c.temporalPort = Number(await q("Temporal's port here (its Web UI 1000 above)", String(c.temporalPort)));
     c.advertise = await q("The address other machines reach this one at", c.advertise);
     c.agent = (await q("Run an agent (serve models on this machine's GPUs) here too? yes/no", c.agent)) as Choices["agent"];
     if (c.agent === "yes") c.nodeId = await q("This machine's node name", c.nodeId);

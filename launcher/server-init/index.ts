@@ -7,6 +7,8 @@
 import { spawnSync } from "node:child_process";
 import fs from "node:fs";
 import path from "node:path";
+import { setLogProcess } from "../../common/logging.ts";
+import { clock } from "../../doctor/clock.ts";
 import { fail, ok, type Check } from "../../doctor/finding.ts";
 import type { UnitName } from "../units.ts";
 import { ask, choicesFromFlags, choicesSchema, USAGE, type Choices } from "./choices.ts";
@@ -32,6 +34,8 @@ export function settingsFor(c: Choices, layout: Layout): Record<string, string> 
     LLMGW_CONTROL_PORT: String(c.controlPort),
     LLMGW_CONTROL_ADDRESS: `${c.advertise}:${c.controlPort}`,
   };
+  // The Web UI links in admin answers and ctl output (the dev server's UI listens on loopback only).
+  if (c.temporal === "dev") s.LLMGW_TEMPORAL_UI_URL = `http://127.0.0.1:${c.temporalPort + 1000}`;
   if (c.agent === "yes") Object.assign(s, { LLMGW_NODE_ID: c.nodeId, LLMGW_AGENT_PORT: String(c.agentPort), LLMGW_AGENT_ADDRESS: `${c.advertise}:${c.agentPort}` });
   for (const kv of c.set) s[kv.slice(0, kv.indexOf("="))] = kv.slice(kv.indexOf("=") + 1);
   return s;
@@ -49,7 +53,16 @@ function temporalCliCheck(cli: string): Check {
   };
 }
 
+/** The doctor's clock check against the PostgreSQL server (its maintenance database: the store may not exist yet; no admin API runs yet). */
+function clockAgainstStore(databaseUrl: string): Check {
+  const server = new URL(databaseUrl);
+  server.pathname = "/postgres";
+  return { ...clock, run: (ctx) => clock.run({ ...ctx, env: { ...ctx.env, LLMGW_ADMIN_URL: undefined, DATABASE_URL: server.href } }) };
+}
+
 export async function serverInit(argv: string[]): Promise<number> {
+  // Each step says what it did; the components' own info lines (each migration…) would bury that.
+  setLogProcess("server-init", "warn");
   let raw: Record<string, unknown>;
   try {
     raw = choicesFromFlags(argv, process.env);
@@ -90,7 +103,7 @@ export async function serverInit(argv: string[]): Promise<number> {
   const kinds: ProcessKind[] = ["gateway", "worker", ...(c.agent === "yes" ? (["agent"] as const) : []), ...(c.temporal === "dev" ? (["temporal"] as const) : [])];
   const ports: Record<string, number> = { LLMGW_CLIENT_PORT: c.clientPort, LLMGW_ADMIN_PORT: c.adminPort, LLMGW_CONTROL_PORT: c.controlPort };
   if (c.agent === "yes") ports.LLMGW_AGENT_PORT = c.agentPort;
-  if (c.temporal === "dev") Object.assign(ports, { "Temporal (dev)": c.temporalPort, "Temporal Web UI": c.temporalPort + 1000 });
+  if (c.temporal === "dev") Object.assign(ports, { "Temporal, --temporal-port": c.temporalPort, "its Web UI, --temporal-port + 1000": c.temporalPort + 1000 });
   for (const k of ["LLMGW_METRICS_PORT", "LLMGW_WORKER_METRICS_PORT", "LLMGW_RUN_METRICS_PORT", ...(c.agent === "yes" ? ["LLMGW_AGENT_METRICS_PORT"] : [])]) {
     ports[k] = Number(settings[k] ?? { LLMGW_METRICS_PORT: 9091, LLMGW_WORKER_METRICS_PORT: 9092, LLMGW_AGENT_METRICS_PORT: 9093, LLMGW_RUN_METRICS_PORT: 9094 }[k]);
   }
@@ -99,8 +112,8 @@ export async function serverInit(argv: string[]): Promise<number> {
     // Every setting checked with config.ts's schema before the checks run against them.
     checkSettings(settings, secrets);
     checks = await preflight(
-      ["redis", "tls", "disk", "clock", ...(c.agent === "yes" ? ["gpus"] : []), ...(c.temporal === "external" ? ["temporal"] : [])],
-      [storeCheck(c.databaseUrl), portsCheck(c.host, ports), memoryCheck(kinds), ...(c.temporal === "dev" ? [temporalCliCheck(c.temporalCli!)] : [])],
+      ["redis", "tls", "disk", ...(c.agent === "yes" ? ["gpus"] : []), ...(c.temporal === "external" ? ["temporal"] : [])],
+      [storeCheck(c.databaseUrl), portsCheck(c.host, ports), memoryCheck(kinds), clockAgainstStore(c.databaseUrl), ...(c.temporal === "dev" ? [temporalCliCheck(c.temporalCli!)] : [])],
       env,
     );
   } catch (err) {

@@ -1,7 +1,7 @@
 // A stand-in systemctl for installs under a prefix (systemd is not PID 1 on these machines): it runs
 // a unit as systemd would — a clean environment (PATH and HOME only), then the unit's
 // EnvironmentFile= and Environment=, then its ExecStart — in the background, and stops it again.
-// It records every call, in order.
+// Each unit runs in a session of its own, as under systemd. It records every call, in order.
 import fs from "node:fs";
 import path from "node:path";
 
@@ -30,7 +30,7 @@ case "$cmd" in
     u="$2"; f="$U/$u"
     [ -f "$f" ] || { echo "Unit $u not found." >&2; exit 5; }
     ef=$(sed -n 's/^EnvironmentFile=//p' "$f"); ev=$(sed -n 's/^Environment=//p' "$f"); ex=$(sed -n 's/^ExecStart=//p' "$f")
-    env -i PATH="$PATH" HOME="$HOME" sh -c "set -a; . '$ef'; set +a; export $ev; exec $ex" >>"$D/$u.log" 2>&1 </dev/null &
+    setsid env -i PATH="$PATH" HOME="$HOME" sh -c "set -a; . '$ef'; set +a; export $ev; exec $ex" >>"$D/$u.log" 2>&1 </dev/null &
     echo $! > "$D/$u.pid" ;;
   stop)
     p=$(cat "$D/$2.pid" 2>/dev/null) || exit 0
