@@ -159,10 +159,10 @@ export async function nodeJoin(argv: string[]): Promise<number> {
   say(`      started llmgw-agent`);
 
   say(`[4/4] registering`);
-  if (f.waitS === 0) return say(`      not waited for (--wait-s 0): llmgw ctl nodes on the server lists it once it has`), 0;
+  if (f.waitS === 0) return say(`      not waited for (--wait-s 0): on the server, llmgw ctl nodes lists it once it has`), 0;
   if (!(await untilRegistered(path.join(layout.dataDir, "agent", f.nodeId, "registered"), started, f.waitS * 1000))) {
     return refuse(`the agent did not register within ${f.waitS} s: see journalctl -u llmgw-agent (llmgw status agent)`);
   }
-  say(`      node ${f.nodeId} registered: the control plane lists it (llmgw ctl nodes on the server), at ${settings.LLMGW_AGENT_ADDRESS}`);
+  say(`      node ${f.nodeId} registered: the control plane lists it (on the server: llmgw ctl nodes), at ${settings.LLMGW_AGENT_ADDRESS}`);
   return 0;
 }
