@@ -158,6 +158,15 @@ export function withSecretFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
   return out;
 }
 
+function readable(file: string): boolean {
+  try {
+    fs.accessSync(file, fs.constants.R_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 /** The installed settings file: LLMGW_SETTINGS_FILE, else /etc/llmgw/llmgw.env where it exists. */
 export const DEFAULT_SETTINGS_FILE = "/etc/llmgw/llmgw.env";
 
@@ -166,7 +175,8 @@ export const DEFAULT_SETTINGS_FILE = "/etc/llmgw/llmgw.env";
  * systemd's Environment= over EnvironmentFile=). Returns the file read, or null.
  */
 export function loadSettingsFile(env: NodeJS.ProcessEnv = process.env): string | null {
-  const file = env.LLMGW_SETTINGS_FILE || (fs.existsSync(DEFAULT_SETTINGS_FILE) ? DEFAULT_SETTINGS_FILE : null);
+  // The default only where this user may read it (0640 root:llmgw): anyone else runs without it.
+  const file = env.LLMGW_SETTINGS_FILE || (readable(DEFAULT_SETTINGS_FILE) ? DEFAULT_SETTINGS_FILE : null);
   if (!file) return null;
   try {
     process.loadEnvFile(file);
