@@ -12,6 +12,7 @@ import net from "node:net";
 import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
+import pg from "pg";
 import { LLMGW_BIN, waitFor } from "../../common/children.ts";
 import { freePort } from "../helpers/platform.ts";
 import { systemdStandIn, type StandIn } from "../helpers/systemd-standin.ts";
@@ -84,6 +85,12 @@ after(async () => {
     for (const n of names) spawnSync(units.path, ["stop", `${n}.service`]);
   }
   fs.rmSync(root, { recursive: true, force: true });
+  // The database init made, on the shared server.
+  const maintenance = new URL(database.href);
+  maintenance.pathname = "/postgres";
+  const c = new pg.Client({ connectionString: maintenance.href });
+  await c.connect();
+  await c.query(`DROP DATABASE IF EXISTS "${database.pathname.slice(1)}" WITH (FORCE)`).finally(() => c.end());
 });
 
 // The URLs go in by the environment, as an operator keeps a password off the command line.
