@@ -10,7 +10,7 @@ import os from "node:os";
 import { giveTo, type EngineUser } from "./engine-user.ts";
 
 /** Variables an engine never inherits from the agent. */
-export const WITHHELD_ENV = ["LLMGW_CLUSTER_TOKEN", "LLMGW_ADMIN_TOKEN", "DATABASE_URL", "REDIS_URL"];
+export const WITHHELD_ENV = ["LLMGW_CLUSTER_TOKEN", "LLMGW_ADMIN_TOKEN", "DATABASE_URL", "REDIS_URL", "LLMGW_CLUSTER_TOKEN_FILE", "LLMGW_ADMIN_TOKEN_FILE", "DATABASE_URL_FILE", "REDIS_URL_FILE", "LLMGW_NOTIFY_SECRET_FILE", "LLMGW_SETTINGS_FILE"];
 
 /** Health bodies are a few bytes; more than this is not read. */
 const HEALTH_BODY_CAP = 4096;
