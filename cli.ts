@@ -1,5 +1,5 @@
 // llmgw <command>: one executable for every process and the operator's CLI.
-import { config } from "./common/config.ts";
+import { config, loadSettingsFile } from "./common/config.ts";
 import { log, setLogProcess } from "./common/logging.ts";
 import { setNice } from "./common/nice.ts";
 import { missingGatewayNodeFlags, tuneGatewayHeap } from "./gateway/heap-tuning.ts";
@@ -16,7 +16,9 @@ const USAGE = `usage: llmgw <command>
   migrate                apply the store's migrations
   node-flags <command>   the node flags <command> is to be started with here (bin/docker-entrypoint.sh)
   ctl <group> <command>  operate llmgw through the admin API (llmgw ctl for the list)
-  doctor [--role node|control] [--json]   check what this machine needs, with what to do`;
+  doctor [--role node|control] [--json]   check what this machine needs, with what to do
+  server init [--yes] …  install the control plane on this machine: checks, settings, store, Temporal, units
+  node join ADDRESS --token-file F   add this machine as a node: checks, certificate, agent unit, registration`;
 
 /** Runs until SIGINT/SIGTERM, then closes what was started. */
 function untilSignal(name: string, close: () => Promise<void>): void {
@@ -52,6 +54,9 @@ async function migrateStore(): Promise<void> {
 
 async function main(argv: string[]): Promise<number | null> {
   const [cmd, ...rest] = argv;
+  // An installed machine's settings (llmgw server init / node join wrote them), for every command
+  // but those that write them.
+  if (cmd !== "server" && cmd !== "node") loadSettingsFile();
   switch (cmd) {
     case "gateway": {
       tuneGatewayHeap(config());
@@ -156,6 +161,22 @@ async function main(argv: string[]): Promise<number | null> {
     case "doctor": {
       const { doctor } = await import("./doctor/index.ts");
       return doctor(rest);
+    }
+    case "server": {
+      if (rest[0] !== "init") {
+        process.stderr.write(`usage: llmgw server init [--yes] [flags] (llmgw server init --help)\n`);
+        return 2;
+      }
+      const { serverInit } = await import("./launcher/server-init/index.ts");
+      return serverInit(rest.slice(1));
+    }
+    case "node": {
+      if (rest[0] !== "join") {
+        process.stderr.write(`usage: llmgw node join ADDRESS --token-file FILE [flags] (llmgw node join --help)\n`);
+        return 2;
+      }
+      const { nodeJoin } = await import("./launcher/node-join/index.ts");
+      return nodeJoin(rest.slice(1));
     }
     case "ctl": {
       const { ctl } = await import("./ctl/index.ts");

@@ -33,6 +33,8 @@ export interface AgentTlsOptions {
   controlAddress: string | null;
   files: TlsFiles;
   callTimeoutMs?: number;
+  /** Enrolment attempts before `ready` rejects with the last refusal; default: retried until closed. */
+  attempts?: number;
 }
 
 interface Material {
@@ -176,6 +178,7 @@ export async function agentTls(o: AgentTlsOptions): Promise<AgentTls> {
           startRenewing();
           return;
         } catch (err) {
+          if (o.attempts !== undefined && attempt + 1 >= o.attempts) throw new Error((err as grpc.ServiceError).details ?? (err as Error).message);
           const wait = Math.min(30_000, 500 * 2 ** Math.min(attempt, 10));
           if (attempt === 0 || attempt % 10 === 0) {
             log.warn("enrolment with the control plane failed; retrying", { node: o.nodeId, control: controlAddress, err: (err as grpc.ServiceError).details ?? (err as Error).message, retryMs: wait });

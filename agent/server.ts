@@ -340,6 +340,12 @@ export async function startAgent(opts?: Partial<AgentOptions>): Promise<RunningA
       replicas,
       delivered: (replicas) => supervisor.reported(replicas.map((r) => r.replicaId ?? "")),
     });
+    // For `llmgw node join`, which waits until the control plane has this node: Register succeeded.
+    const marker = path.join(dataDir, "agent", o.nodeId, "registered");
+    void control.registered
+      .then(() => fs.promises.mkdir(path.dirname(marker), { recursive: true }))
+      .then(() => fs.promises.writeFile(marker, JSON.stringify({ control: o.controlAddress, at: new Date().toISOString() }) + "\n"))
+      .catch(() => undefined);
   }
 
   log.info("agent listening", { nodeId: o.nodeId, listen: bindAddress(o.host, port), address, control: o.controlAddress, metrics: metricsServer?.port ?? null });

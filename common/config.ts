@@ -1,5 +1,10 @@
 // Every setting, read once from the environment and checked with zod. A process reads only the
 // part it needs, so a bad value fails at start with the variable's name, never later.
+//
+// An installed machine keeps its settings in one file (LLMGW_SETTINGS_FILE, default
+// /etc/llmgw/llmgw.env, KEY=value lines as systemd's EnvironmentFile reads them; `llmgw server
+// init` writes it) and each secret in a file of its own, mode 0600, named by <SECRET>_FILE.
+import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
 import { z } from "zod";
@@ -39,6 +44,12 @@ const schema = z.object({
   LLMGW_TLS_CERT_FILE: z.string().min(1).optional(),
   LLMGW_TLS_KEY_FILE: z.string().min(1).optional(),
   LLMGW_ADMIN_TOKEN: z.string().optional(),
+  // Each secret may instead be read from a file (mode 0600): <SECRET>_FILE, see SECRET_FILES.
+  LLMGW_CLUSTER_TOKEN_FILE: z.string().min(1).optional(),
+  LLMGW_ADMIN_TOKEN_FILE: z.string().min(1).optional(),
+  DATABASE_URL_FILE: z.string().min(1).optional(),
+  REDIS_URL_FILE: z.string().min(1).optional(),
+  LLMGW_NOTIFY_SECRET_FILE: z.string().min(1).optional(),
   LLMGW_ADMIN_URL: z.string().optional(),
   /** The interface engines listen on; unset: the host of the agent's advertised address. 0.0.0.0 only when asked. */
   LLMGW_ENGINE_HOST: z.string().min(1).optional(),
@@ -122,8 +133,51 @@ export const LOCAL_SERVICE_PORTS = { postgres: 5433, redis: 6380, temporal: 7233
 
 let cached: Config | undefined;
 
+/** The secrets a file may hold instead of the environment: the setting, and the one naming its file. */
+export const SECRET_FILES = {
+  LLMGW_CLUSTER_TOKEN: "LLMGW_CLUSTER_TOKEN_FILE",
+  LLMGW_ADMIN_TOKEN: "LLMGW_ADMIN_TOKEN_FILE",
+  DATABASE_URL: "DATABASE_URL_FILE",
+  REDIS_URL: "REDIS_URL_FILE",
+  LLMGW_NOTIFY_SECRET: "LLMGW_NOTIFY_SECRET_FILE",
+} as const;
+
+/** `env` with each secret read from its <SECRET>_FILE where the secret itself is not set. */
+export function withSecretFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const out = { ...env };
+  for (const [name, fileVar] of Object.entries(SECRET_FILES)) {
+    const file = env[fileVar];
+    if (env[name] || !file) continue;
+    try {
+      out[name] = fs.readFileSync(file, "utf8").trim();
+    } catch (err) {
+      // The path only: never the content.
+      throw new Error(`invalid configuration:\n  ${fileVar}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+    }
+  }
+  return out;
+}
+
+/** The installed settings file: LLMGW_SETTINGS_FILE, else /etc/llmgw/llmgw.env where it exists. */
+export const DEFAULT_SETTINGS_FILE = "/etc/llmgw/llmgw.env";
+
+/**
+ * Loads the settings file into process.env (what the environment already sets wins, as with
+ * systemd's Environment= over EnvironmentFile=). Returns the file read, or null.
+ */
+export function loadSettingsFile(env: NodeJS.ProcessEnv = process.env): string | null {
+  const file = env.LLMGW_SETTINGS_FILE || (fs.existsSync(DEFAULT_SETTINGS_FILE) ? DEFAULT_SETTINGS_FILE : null);
+  if (!file) return null;
+  try {
+    process.loadEnvFile(file);
+  } catch (err) {
+    throw new Error(`LLMGW_SETTINGS_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
+  }
+  return file;
+}
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
-  const parsed = schema.safeParse(env);
+  const parsed = schema.safeParse(withSecretFiles(env));
   if (!parsed.success) {
     const lines = parsed.error.issues.map((i) => `  ${i.path.join(".")}: ${i.message}`);
     throw new Error(`invalid configuration:\n${lines.join("\n")}`);

@@ -33,6 +33,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model show NAME            models             nodes
   model set NAME [--min-replicas N] [--idle-after 10m|default] [--wake-wait 2m|default]   (min-replicas 0: on demand)
   node cordon|uncordon|drain NODE [--wait]
+  node remove NODE [--force]   drain, then remove from the store
   model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
   operation pause|resume|abort|promote ID
   operation show ID [--follow]

@@ -12,7 +12,7 @@ function connects(host: string, port: number, ms: number): Promise<boolean> {
   });
 }
 
-function binds(host: string, port: number): Promise<string | null> {
+export function binds(host: string, port: number): Promise<string | null> {
   return new Promise((resolve) => {
     const s = net.createServer();
     s.once("error", (err: NodeJS.ErrnoException) => resolve(err.code ?? err.message));

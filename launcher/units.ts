@@ -21,6 +21,8 @@ export interface UnitSettings {
   envFile: string;
   /** The Temporal CLI, for llmgw-temporal; absent: no Temporal unit (an outside cluster). */
   temporal?: string;
+  /** llmgw-temporal's frontend port (7233); its Web UI listens 1000 above. */
+  temporalPort?: number;
 }
 
 export const UNIT_NAMES = ["llmgw-gateway", "llmgw-worker", "llmgw-agent", "llmgw-temporal"] as const;
@@ -106,7 +108,7 @@ export function renderUnits(s: UnitSettings): Record<string, string> {
     units["llmgw-temporal.service"] = unit("Temporal for llmgw (single machine: the CLI's server on a file database)", [], [
       ...asUser,
       ...common,
-      `ExecStart=${s.temporal} server start-dev --disable-config-file --disable-config-env --db-filename ${s.dataDir}/temporal/temporal.db --ip 127.0.0.1 --port 7233 --ui-port 8233 --namespace default --search-attribute LlmgwModel=Keyword --search-attribute LlmgwNode=Keyword --search-attribute LlmgwKind=Keyword --log-level warn`,
+      `ExecStart=${s.temporal} server start-dev --disable-config-file --disable-config-env --db-filename ${s.dataDir}/temporal/temporal.db --ip 127.0.0.1 --port ${s.temporalPort ?? 7233} --ui-port ${(s.temporalPort ?? 7233) + 1000} --namespace default --search-attribute LlmgwModel=Keyword --search-attribute LlmgwNode=Keyword --search-attribute LlmgwKind=Keyword --log-level warn`,
       ...CONTROL_PLANE,
     ]);
   }

@@ -29,7 +29,7 @@ export type { EngineAdapter } from "../engines/adapter.ts";
 export { ENGINES } from "../engines/registry.ts";
 
 /** Variables an engine never inherits from the agent. */
-export const WITHHELD_ENV = ["LLMGW_CLUSTER_TOKEN", "LLMGW_ADMIN_TOKEN", "DATABASE_URL", "REDIS_URL"];
+export const WITHHELD_ENV = ["LLMGW_CLUSTER_TOKEN", "LLMGW_ADMIN_TOKEN", "DATABASE_URL", "REDIS_URL", "LLMGW_CLUSTER_TOKEN_FILE", "LLMGW_ADMIN_TOKEN_FILE", "DATABASE_URL_FILE", "REDIS_URL_FILE", "LLMGW_NOTIFY_SECRET_FILE", "LLMGW_SETTINGS_FILE"];
 
 /** An error carrying the gRPC status the agent answers with. */
 export class ReplicaError extends Error {

@@ -48,6 +48,7 @@ export const nodeList = list(
   z.looseObject({ id: z.string(), address: z.string(), cordoned: z.boolean(), lastSeen: time, replicas: z.number().int(), labels: z.unknown(), inventory: z.unknown() }),
 );
 export const nodeCordon = z.object({ id: z.string(), cordoned: z.boolean() });
+export const nodeRemoved = z.object({ id: z.string(), removed: z.literal(true), replicas: z.number().int().min(0).describe("replicas removed with it (force=true); 0 otherwise") });
 
 export const orgList = list(z.looseObject({ id: z.string(), name: z.string(), teams: z.number().int(), createdAt: time }));
 export const teamList = list(z.looseObject({ id: z.string(), name: z.string().describe("ORG/TEAM"), org: z.string(), projects: z.number().int(), createdAt: time }));

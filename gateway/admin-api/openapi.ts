@@ -12,6 +12,7 @@ import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
 import { modelSettingsBody } from "./model-settings.ts";
+import { nodeRemoveQuery } from "./nodes.ts";
 import { notificationsQuery } from "./notifications.ts";
 import * as out from "./openapi-responses.ts";
 import { operationAction } from "./operations.ts";
@@ -67,6 +68,7 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/nodes`, summary: "Agents: last heard from, inventory, replicas", tag: "nodes", responses: ok("The nodes", out.nodeList) },
   { method: "post", path: `${V1}/nodes/:id/cordon`, summary: "No new replicas on this node", tag: "nodes", responses: ok("Cordoned", out.nodeCordon) },
   { method: "post", path: `${V1}/nodes/:id/uncordon`, summary: "New replicas may go to this node again", tag: "nodes", responses: ok("Uncordoned", out.nodeCordon) },
+  { method: "delete", path: `${V1}/nodes/:id`, summary: "Remove a node from the store: refused while it has replicas (drain it first) or its agent runs, unless force=true", tag: "nodes", query: nodeRemoveQuery, responses: { "200": { description: "Removed", schema: out.nodeRemoved }, "404": { description: "No such node", schema: out.adminError }, "409": { description: "The node still has replicas (drain it first) or its agent is running (stop it first); force=true removes it anyway", schema: out.adminError } } },
   { method: "post", path: `${V1}/nodes/:id/drain`, summary: "Place the node's replicas elsewhere, then stop them there", tag: "nodes", responses: started("Accepted: the drain workflow") },
 
   { method: "get", path: `${V1}/orgs`, summary: "Organizations", tag: "tenancy", responses: ok("The orgs", out.orgList) },
