@@ -36,6 +36,9 @@ export async function initFromBundle(file: string, prefix: string, argv: string[
       process.stderr.write(`llmgw server init: could not start the installed llmgw: ${err.message}\n`);
       resolve(1);
     });
-    child.on("exit", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.on("exit", (code, signal) => {
+      if (code !== 0) say(`[bundle] llmgw stays installed in ${installed.appDir}: once fixed, run ${installed.bin} server init with the same flags (no --bundle)`);
+      resolve(code ?? (signal ? 128 : 1));
+    });
   });
 }

@@ -32,7 +32,8 @@ export async function installBundle(file: string, appDir: string, say: (s: strin
     say(`      unpacking ${file} into ${stage} (staging)`);
     // GNU tar refuses members with absolute names or "..": nothing lands outside the staging folder.
     // Owners are not restored from the archive: what is installed belongs to whoever installs.
-    await run("tar", ["-xzf", file, "-C", stage, "--no-same-owner", "--delay-directory-restore"], { maxBuffer: 64 << 20 }).catch((err: Error & { stderr?: string }) => {
+    // No -z: tar tells the compression (gzip, or none) from the file itself.
+    await run("tar", ["-xf", file, "-C", stage, "--no-same-owner", "--delay-directory-restore"], { maxBuffer: 64 << 20 }).catch((err: Error & { stderr?: string }) => {
       throw new Error(`--bundle ${file}: not a bundle tar can read: ${(err.stderr ?? err.message).trim()}`);
     });
     const tops = fs.readdirSync(stage);
