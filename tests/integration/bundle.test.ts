@@ -5,7 +5,8 @@
 // Redis are the real services', reached through Unix sockets (which a network namespace does not
 // cut) and listened for on the namespace's loopback, as a site's would be. `server init --bundle`
 // checks every file, installs, and brings the platform up from the bundle (Temporal from it too).
-// A bundle with one byte changed is refused, naming the file, and installs nothing.
+// A bundle that does not match its manifest (a byte changed, a file lost, one added) is refused,
+// naming each file, and installs nothing.
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { createHash, randomBytes } from "node:crypto";
@@ -162,18 +163,31 @@ describe("llmgw server init --bundle", () => {
     assert.equal(fs.existsSync(path.join(app, "cli.ts")), false);
   });
 
-  it("refuses a bundle with one byte changed, naming the file, and installs nothing", async () => {
-    // The unpacked copy of the bundle, one byte of dist/cli.js changed, packed again.
-    const cli = path.join(boot, top, "dist/cli.js");
+  it("refuses a bundle that does not match its manifest, naming each file, and installs nothing", async () => {
+    // Made from the real one, small (repacking a gigabyte is slow): its manifest cut to bin/ and
+    // dist/cli.js, and then dist/cli.js has one byte changed (same size), bin/dist.js is lost, a file is added.
+    const from = path.join(boot, top);
+    const tamperedTop = path.join(root, "tampered", top);
+    const manifest = JSON.parse(fs.readFileSync(path.join(from, "manifest.json"), "utf8")) as { files: { path: string }[] };
+    manifest.files = manifest.files.filter((f) => f.path.startsWith("bin/") || f.path === "dist/cli.js");
+    for (const f of manifest.files) fs.cpSync(path.join(from, f.path), path.join(tamperedTop, f.path));
+    fs.writeFileSync(path.join(tamperedTop, "manifest.json"), JSON.stringify(manifest));
+    const cli = path.join(tamperedTop, "dist/cli.js");
     const bytes = fs.readFileSync(cli);
     bytes[bytes.length - 2] ^= 1;
     fs.writeFileSync(cli, bytes);
-    const tampered = path.join(root, "tampered.tar");
-    assert.equal((await sh("tar", ["-cf", tampered, "-C", boot, top])).code, 0);
+    fs.rmSync(path.join(tamperedTop, "bin/dist.js"));
+    fs.writeFileSync(path.join(tamperedTop, "bin/extra.js"), "process.exit(0);\n");
+    const tampered = path.join(root, "tampered.tar.gz");
+    assert.equal((await sh("tar", ["-czf", tampered, "-C", path.dirname(tamperedTop), top])).code, 0);
+
     const prefix = path.join(root, "tampered-site");
     const r = await sh(process.execPath, [LLMGW_BIN, "server", "init", "--bundle", tampered, "--prefix", prefix, "--yes"], { PATH: process.env.PATH!, HOME: os.homedir() });
     assert.equal(r.code, 1, r.stdout + r.stderr);
-    assert.match(r.stderr, /refused: the bundle .*tampered\.tar does not match its manifest; nothing was installed:\n {2}dist\/cli\.js: changed \(sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}\)/);
+    assert.match(r.stderr, /refused: the bundle .*tampered\.tar\.gz does not match its manifest; nothing was installed:\n/);
+    assert.match(r.stderr, /^ {2}dist\/cli\.js: changed \(sha256 [0-9a-f]{64}, the manifest says [0-9a-f]{64}\)$/m);
+    assert.match(r.stderr, /^ {2}bin\/dist\.js: missing$/m);
+    assert.match(r.stderr, /^ {2}bin\/extra\.js: not in the manifest$/m);
     assert.deepEqual(fs.readdirSync(path.join(prefix, "opt")), [], "nothing installed, no staging folder left");
     assert.doesNotMatch(r.stdout, /\[1\/5\]/, "the init did not go on");
   });
