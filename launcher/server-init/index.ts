@@ -65,7 +65,7 @@ export async function serverInit(argv: string[]): Promise<number> {
     return 2;
   }
   let c = parsed.data;
-  if (c.bundle) {
+  if (c.bundle && (c.yes || process.stdin.isTTY)) {
     // The installed copy asks the questions and does the rest (launcher/bundle/init-from-bundle.ts).
     const { initFromBundle } = await import("../bundle/init-from-bundle.ts");
     return initFromBundle(c.bundle, layoutFor(c).prefix, argv);

@@ -174,7 +174,7 @@ describe("llmgw server init --bundle", () => {
     fs.writeFileSync(path.join(tamperedTop, "manifest.json"), JSON.stringify(manifest));
     const cli = path.join(tamperedTop, "dist/cli.js");
     const bytes = fs.readFileSync(cli);
-    bytes[bytes.length - 2] ^= 1;
+    bytes.writeUInt8(bytes.readUInt8(bytes.length - 2) ^ 1, bytes.length - 2);
     fs.writeFileSync(cli, bytes);
     fs.rmSync(path.join(tamperedTop, "bin/dist.js"));
     fs.writeFileSync(path.join(tamperedTop, "bin/extra.js"), "process.exit(0);\n");
