@@ -18,7 +18,8 @@ const USAGE = `usage: llmgw <command>
   ctl <group> <command>  operate llmgw through the admin API (llmgw ctl for the list)
   doctor [--role node|control] [--json]   check what this machine needs, with what to do
   server init [--yes] …  install the control plane on this machine: checks, settings, store, Temporal, units
-  node join ADDRESS --token-file F   add this machine as a node: checks, certificate, agent unit, registration`;
+  node join ADDRESS --token-file F   add this machine as a node: checks, certificate, agent unit, registration
+  bundle create [--out FILE]   one tarball to install from with no network (server init --bundle FILE)`;
 
 /** Runs until SIGINT/SIGTERM, then closes what was started. */
 function untilSignal(name: string, close: () => Promise<void>): void {
@@ -179,6 +180,14 @@ async function main(argv: string[]): Promise<number | null> {
       }
       const { nodeJoin } = await import("./launcher/node-join/index.ts");
       return nodeJoin(rest.slice(1));
+    }
+    case "bundle": {
+      if (rest[0] !== "create") {
+        process.stderr.write(`usage: llmgw bundle create [--out FILE] [--llama all|cpu] [--json] (llmgw bundle create --help)\n`);
+        return 2;
+      }
+      const { bundleCreate } = await import("./launcher/bundle/create.ts");
+      return bundleCreate(rest.slice(1));
     }
     case "ctl": {
       const { ctl } = await import("./ctl/index.ts");

@@ -6,6 +6,7 @@ import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
+import { repoPath } from "../../common/code-paths.ts";
 
 const port = z.coerce.number().int().min(1).max(65535);
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, "HOST:PORT");
@@ -33,6 +34,7 @@ export const choicesSchema = z
     nodeId: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,252}$/, "letters, digits, '.', '_' or '-'"),
     set: z.array(z.string().regex(/^[A-Z][A-Z0-9_]*=/, "KEY=VALUE")),
     waitS: z.coerce.number().int().min(0),
+    bundle: z.string().min(1).optional(),
   })
   .refine((c) => c.temporal === "dev" || c.temporalAddress, { message: "--temporal external needs --temporal-address HOST:PORT", path: ["temporalAddress"] });
 
@@ -64,7 +66,9 @@ export const USAGE = `usage: llmgw server init [--yes] [flags]
   --set KEY=VALUE           any other setting (docs/configuration.md), checked like the rest; repeatable
   --wait-s N                how long to wait for the platform to answer after starting it (120; 0: do not wait)
   --prefix DIR              install under DIR instead of / (a root of its own), calling no systemctl
-  --systemctl PATH          the systemctl to call (with --prefix: a stand-in)`;
+  --systemctl PATH          the systemctl to call (with --prefix: a stand-in)
+  --bundle FILE             install llmgw first from an offline bundle (llmgw bundle create), checked
+                            file by file against its manifest, into <prefix>/opt/llmgw; then go on from there`;
 
 /** The first IPv4 address that is not loopback: what other machines most likely reach. */
 function firstAddress(): string {
@@ -74,7 +78,7 @@ function firstAddress(): string {
 
 /** The project's own Temporal CLI (scripts/python-tools.sh puts it there), else whatever PATH has. */
 function defaultTemporalCli(): string {
-  const venv = path.resolve(import.meta.dirname, "../../.venv/bin/temporal");
+  const venv = repoPath(".venv/bin/temporal");
   return fs.existsSync(venv) ? venv : "temporal";
 }
 
@@ -95,6 +99,7 @@ export function choicesFromFlags(argv: string[], env: NodeJS.ProcessEnv): Record
       agent: s({ default: "yes" }), "node-id": s({ default: os.hostname() }),
       set: { type: "string", multiple: true, default: [] },
       "wait-s": s({ default: "120" }),
+      bundle: s({}),
     },
   });
   if (values.help) return { help: true };

@@ -78,6 +78,11 @@ export async function serverInit(argv: string[]): Promise<number> {
     return 2;
   }
   let c = parsed.data;
+  if (c.bundle && (c.yes || process.stdin.isTTY)) {
+    // The installed copy asks the questions and does the rest (launcher/bundle/init-from-bundle.ts).
+    const { initFromBundle } = await import("../bundle/init-from-bundle.ts");
+    return initFromBundle(c.bundle, layoutFor(c).prefix, argv);
+  }
   if (!c.yes) {
     if (!process.stdin.isTTY) {
       process.stderr.write("llmgw server init: not at a terminal: give the choices as flags with --yes (llmgw server init --help)\n");
