@@ -2,7 +2,6 @@
 // (each with the flag's value as its default). One zod schema checks both ways in.
 import fs from "node:fs";
 import os from "node:os";
-import path from "node:path";
 import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
