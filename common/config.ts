@@ -3,11 +3,12 @@
 import path from "node:path";
 import os from "node:os";
 import { z } from "zod";
+import { CTL_DEFAULTS } from "./ctl-settings.ts";
 
 const port = z.coerce.number().int().min(0).max(65535);
 
 const schema = z.object({
-  LLMGW_DATA_DIR: z.string().default(".data"),
+  LLMGW_DATA_DIR: z.string().default(CTL_DEFAULTS.LLMGW_DATA_DIR),
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().default("127.0.0.1:7233"),
@@ -27,8 +28,8 @@ const schema = z.object({
   LLMGW_TASK_QUEUE: z.string().default("llmgw"),
   LLMGW_HOST: z.string().default("127.0.0.1"),
   LLMGW_CLIENT_PORT: port.default(8080),
-  LLMGW_ADMIN_HOST: z.string().default("127.0.0.1"),
-  LLMGW_ADMIN_PORT: port.default(8081),
+  LLMGW_ADMIN_HOST: z.string().default(CTL_DEFAULTS.LLMGW_ADMIN_HOST),
+  LLMGW_ADMIN_PORT: port.default(CTL_DEFAULTS.LLMGW_ADMIN_PORT),
   LLMGW_METRICS_PORT: port.default(9091),
   LLMGW_WORKER_METRICS_PORT: port.default(9092),
   LLMGW_AGENT_METRICS_PORT: port.default(9093),
@@ -50,6 +51,7 @@ const schema = z.object({
   /** This process's own certificate and key (PEM), with the URI SAN of its role; then llmgw neither issues nor renews it. */
   LLMGW_TLS_CERT_FILE: z.string().min(1).optional(),
   LLMGW_TLS_KEY_FILE: z.string().min(1).optional(),
+  // ctl reads these two, LLMGW_DATA_DIR and LLMGW_ADMIN_HOST/PORT through common/ctl-settings.ts (no zod at its start).
   LLMGW_ADMIN_TOKEN: z.string().optional(),
   LLMGW_ADMIN_URL: z.string().optional(),
   /** The interface engines listen on; unset: the host of the agent's advertised address. 0.0.0.0 only when asked. */
