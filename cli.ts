@@ -1,8 +1,9 @@
 // llmgw <command>: one executable for every process and the operator's CLI.
-import { config, loadSettingsFile } from "./common/config.ts";
+// Each command loads what it needs when it runs; nothing heavy at the top (common/config.ts brings
+// zod), so `llmgw ctl …` starts fast (docs/benchmarks.md, "ctl's start").
+import type { Config } from "./common/config.ts";
 import { log, setLogProcess } from "./common/logging.ts";
-import { setNice } from "./common/nice.ts";
-import { missingGatewayNodeFlags, tuneGatewayHeap } from "./gateway/heap-tuning.ts";
+import { loadSettingsFile } from "./common/settings-file.ts";
 
 const USAGE = `usage: llmgw <command>
   up                     bring the whole platform up locally and serve sim-chat
@@ -46,9 +47,14 @@ function untilSignal(name: string, close: () => Promise<void>): void {
   }
 }
 
+/** Every setting, checked (common/config.ts). */
+async function settings(): Promise<Config> {
+  return (await import("./common/config.ts")).config();
+}
+
 async function migrateStore(): Promise<void> {
   const { ensureDatabase, migrate } = await import("./common/migrate.ts");
-  const url = config().databaseUrl;
+  const url = (await settings()).databaseUrl;
   await ensureDatabase(url);
   const applied = await migrate(url);
   if (applied.length) log.info("migrations applied", { applied });
@@ -61,9 +67,11 @@ async function main(argv: string[]): Promise<number | null> {
   if (cmd !== "server" && cmd !== "node") loadSettingsFile();
   switch (cmd) {
     case "gateway": {
-      tuneGatewayHeap(config());
+      const { missingGatewayNodeFlags, tuneGatewayHeap } = await import("./gateway/heap-tuning.ts");
+      const config = await settings();
+      tuneGatewayHeap(config);
       setLogProcess("gateway");
-      const missing = missingGatewayNodeFlags(config());
+      const missing = missingGatewayNodeFlags(config);
       if (missing.length) {
         log.warn("the gateway was started without node flags it should have on this machine: start it as `node " + missing.join(" ") + " bin/llmgw.js gateway`", {
           flags: missing,
@@ -82,8 +90,9 @@ async function main(argv: string[]): Promise<number | null> {
       setLogProcess(`worker-${which}`);
       const { WorkerMetrics } = await import("./workers/metrics.ts");
       const { serveMetrics } = await import("./common/metrics-server.ts");
+      const config = await settings();
       const metrics = new WorkerMetrics();
-      const served = await serveMetrics(metrics.registry, config().LLMGW_HOST, config().LLMGW_WORKER_METRICS_PORT);
+      const served = await serveMetrics(metrics.registry, config.LLMGW_HOST, config.LLMGW_WORKER_METRICS_PORT);
       log.info("worker metrics listening", { metrics: served.port });
       const stops: (() => Promise<void>)[] = [() => served.close()];
       if (which !== "usage") {
@@ -101,7 +110,7 @@ async function main(argv: string[]): Promise<number | null> {
       }
       if (which !== "temporal") {
         // Alone in its process, the usage worker yields the CPU to the hot path (not beside a Temporal worker, which would yield too).
-        if (which === "usage") setNice(config().LLMGW_USAGE_WORKER_NICE);
+        if (which === "usage") (await import("./common/nice.ts")).setNice(config.LLMGW_USAGE_WORKER_NICE);
         const { runUsageWorker } = await import("./workers/usage.ts");
         const u = await runUsageWorker(metrics);
         stops.push(() => u.shutdown());

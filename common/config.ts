@@ -4,15 +4,18 @@
 // An installed machine keeps its settings in one file (LLMGW_SETTINGS_FILE, default
 // /etc/llmgw/llmgw.env, KEY=value lines as systemd's EnvironmentFile reads them; `llmgw server
 // init` writes it) and each secret in a file of its own, mode 0600, named by <SECRET>_FILE.
-import fs from "node:fs";
 import path from "node:path";
 import os from "node:os";
 import { z } from "zod";
+import { CTL_DEFAULTS } from "./ctl-settings.ts";
+import { withSecretFiles } from "./settings-file.ts";
+
+export { DEFAULT_SETTINGS_FILE, SECRET_FILES, loadSettingsFile, withSecretFiles } from "./settings-file.ts";
 
 const port = z.coerce.number().int().min(0).max(65535);
 
 const schema = z.object({
-  LLMGW_DATA_DIR: z.string().default(".data"),
+  LLMGW_DATA_DIR: z.string().default(CTL_DEFAULTS.LLMGW_DATA_DIR),
   DATABASE_URL: z.string().optional(),
   REDIS_URL: z.string().optional(),
   TEMPORAL_ADDRESS: z.string().default("127.0.0.1:7233"),
@@ -32,8 +35,8 @@ const schema = z.object({
   LLMGW_TASK_QUEUE: z.string().default("llmgw"),
   LLMGW_HOST: z.string().default("127.0.0.1"),
   LLMGW_CLIENT_PORT: port.default(8080),
-  LLMGW_ADMIN_HOST: z.string().default("127.0.0.1"),
-  LLMGW_ADMIN_PORT: port.default(8081),
+  LLMGW_ADMIN_HOST: z.string().default(CTL_DEFAULTS.LLMGW_ADMIN_HOST),
+  LLMGW_ADMIN_PORT: port.default(CTL_DEFAULTS.LLMGW_ADMIN_PORT),
   LLMGW_METRICS_PORT: port.default(9091),
   LLMGW_WORKER_METRICS_PORT: port.default(9092),
   LLMGW_AGENT_METRICS_PORT: port.default(9093),
@@ -55,6 +58,7 @@ const schema = z.object({
   /** This process's own certificate and key (PEM), with the URI SAN of its role; then llmgw neither issues nor renews it. */
   LLMGW_TLS_CERT_FILE: z.string().min(1).optional(),
   LLMGW_TLS_KEY_FILE: z.string().min(1).optional(),
+  // ctl reads these two, LLMGW_DATA_DIR and LLMGW_ADMIN_HOST/PORT through common/ctl-settings.ts (no zod at its start).
   LLMGW_ADMIN_TOKEN: z.string().optional(),
   // Each secret may instead be read from a file (mode 0600): <SECRET>_FILE, see SECRET_FILES.
   LLMGW_CLUSTER_TOKEN_FILE: z.string().min(1).optional(),
@@ -169,59 +173,6 @@ export type Config = z.infer<typeof schema> & {
 export const LOCAL_SERVICE_PORTS = { postgres: 5433, redis: 6380, temporal: 7233, temporalUi: 8233 };
 
 let cached: Config | undefined;
-
-/** The secrets a file may hold instead of the environment: the setting, and the one naming its file. */
-export const SECRET_FILES = {
-  LLMGW_CLUSTER_TOKEN: "LLMGW_CLUSTER_TOKEN_FILE",
-  LLMGW_ADMIN_TOKEN: "LLMGW_ADMIN_TOKEN_FILE",
-  DATABASE_URL: "DATABASE_URL_FILE",
-  REDIS_URL: "REDIS_URL_FILE",
-  LLMGW_NOTIFY_SECRET: "LLMGW_NOTIFY_SECRET_FILE",
-} as const;
-
-/** `env` with each secret read from its <SECRET>_FILE where the secret itself is not set. */
-export function withSecretFiles(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  const out = { ...env };
-  for (const [name, fileVar] of Object.entries(SECRET_FILES)) {
-    const file = env[fileVar];
-    if (env[name] || !file) continue;
-    try {
-      out[name] = fs.readFileSync(file, "utf8").trim();
-    } catch (err) {
-      // The path only: never the content.
-      throw new Error(`invalid configuration:\n  ${fileVar}: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-    }
-  }
-  return out;
-}
-
-function readable(file: string): boolean {
-  try {
-    fs.accessSync(file, fs.constants.R_OK);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-/** The installed settings file: LLMGW_SETTINGS_FILE, else /etc/llmgw/llmgw.env where it exists. */
-export const DEFAULT_SETTINGS_FILE = "/etc/llmgw/llmgw.env";
-
-/**
- * Loads the settings file into process.env (what the environment already sets wins, as with
- * systemd's Environment= over EnvironmentFile=). Returns the file read, or null.
- */
-export function loadSettingsFile(env: NodeJS.ProcessEnv = process.env): string | null {
-  // The default only where this user may read it (0640 root:llmgw): anyone else runs without it.
-  const file = env.LLMGW_SETTINGS_FILE || (readable(DEFAULT_SETTINGS_FILE) ? DEFAULT_SETTINGS_FILE : null);
-  if (!file) return null;
-  try {
-    process.loadEnvFile(file);
-  } catch (err) {
-    throw new Error(`LLMGW_SETTINGS_FILE: cannot read ${file} (${(err as NodeJS.ErrnoException).code ?? (err as Error).message})`);
-  }
-  return file;
-}
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const parsed = schema.safeParse(withSecretFiles(env));

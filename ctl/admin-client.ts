@@ -3,7 +3,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
-import { config } from "../common/config.ts";
+import { ctlSettings } from "../common/ctl-settings.ts";
 
 export class CtlError extends Error {
   /** The admin API's HTTP status; 0 when it could not be reached; undefined for ctl's own errors. */
@@ -32,7 +32,7 @@ function fromFiles(dataDir: string): { url?: string; token?: string } {
 }
 
 export function adminClient(): AdminClient {
-  const c = config();
+  const c = ctlSettings();
   const files = fromFiles(c.dataDir);
   const base = c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
   const token = c.LLMGW_ADMIN_TOKEN ?? files.token;

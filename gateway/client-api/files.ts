@@ -9,15 +9,21 @@ import { ApiError } from "../errors.ts";
 import { filePath, newFileId, ownedFile, type FilesDeps } from "../jobs/file-store.ts";
 import type { Authed } from "./context.ts";
 import { wrap } from "./express-util.ts";
-import { MultipartError, isMultipart, receiveMultipart } from "./files-multipart.ts";
+import { MAX_FIELD_BYTES, MAX_FIELDS, MultipartError, isMultipart, receiveMultipart } from "./files-multipart.ts";
 
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 export const UPLOAD_PURPOSES = ["vision", "user_data"] as const;
 /** The multipart form of an upload, for the OpenAPI document; `purpose` is checked with it too. */
-export const uploadForm = z.object({
-  file: z.file().describe("the file's bytes, at most 64 MB"),
-  purpose: z.enum(UPLOAD_PURPOSES, { error: `one of: ${UPLOAD_PURPOSES.join(", ")}` }),
-});
+export const uploadForm = z
+  .object({
+    file: z.file().describe("the file's bytes, at most 64 MB"),
+    purpose: z.enum(UPLOAD_PURPOSES, { error: `one of: ${UPLOAD_PURPOSES.join(", ")}` }),
+  })
+  // Other fields are read and ignored, within the parser's limits (files-multipart.ts). A field's
+  // name may hold no control character but tab, CR and LF, which clients escape (busboy refuses the
+  // rest, as RFC 7578's quoted names do).
+  .catchall(z.string().max(MAX_FIELD_BYTES))
+  .meta({ maxProperties: MAX_FIELDS + 1, propertyNames: { pattern: "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$" } });
 
 export function fileObject(f: File) {
   return { id: f.id, object: "file", bytes: Number(f.bytes), created_at: Math.floor(f.createdAt.getTime() / 1000), filename: f.filename, purpose: f.purpose, status: "processed" };

@@ -1,17 +1,23 @@
 // Benchmark of a ctl command's start (not part of the test suite):
 //   npm run build && node --import tsx tests/bench/ctl-startup.ts [--runs 11] [--goal-ms 300]
-//     [--admin-url URL --token T]
+//     [--admin-url URL --token T] [--baseline DIR]
 // Runs `llmgw ctl models --json` (bin/llmgw.js, as an operator does) --runs times each from the
 // compiled build (dist/) and from the sources through tsx (LLMGW_FROM_SOURCE=1), interleaved so
 // that both see the same machine, beside bare `node -e ""` (the floor). Prints the median wall time
 // and CPU (user + system, from this process's reaped children in /proc/self/stat) of each, and the
 // machine's idle and steal over the run (/proc/stat). By default the admin API is a stand-in on
 // loopback answering three models; --admin-url and --token point it at a running platform.
+// --baseline DIR adds another llmgw's compiled build to the same interleaved runs, for a before and
+// after side by side: DIR is a copy of the older code with its dist/ built and fresh (so its start
+// pays bin/dist.js's check too), e.g. with the older build in dist/:
+//   git archive OLD | tar -x -C /tmp/before; cp -r dist /tmp/before; touch /tmp/before/dist/.built
+//   ln -s "$PWD/node_modules" /tmp/before/
 // Exits 1 when the compiled build's median wall time is over --goal-ms.
 import { spawn, execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import type { AddressInfo } from "node:net";
+import path from "node:path";
 import { performance } from "node:perf_hooks";
 import { distFresh } from "../../bin/dist.js";
 import { REPO_ROOT, repoPath } from "../../common/code-paths.ts";
@@ -91,6 +97,8 @@ async function main(): Promise<number> {
     { name: "ctl models --json, dist/", args: ctl, env: base, wallMs: [], cpuMs: [] },
     { name: "ctl models --json, sources (tsx)", args: ctl, env: { ...base, LLMGW_FROM_SOURCE: "1" }, wallMs: [], cpuMs: [] },
   ];
+  const baseline = flag("--baseline");
+  if (baseline) variants.push({ name: "ctl models --json, --baseline dist/", args: [path.resolve(baseline, "bin", "llmgw.js"), "ctl", "models", "--json"], env: base, wallMs: [], cpuMs: [] });
   try {
     for (const v of variants) await runOnce(v); // warm the file cache; not counted
     for (const v of variants) v.wallMs.length = v.cpuMs.length = 0;
@@ -101,9 +109,9 @@ async function main(): Promise<number> {
 
     process.stdout.write(`${runs} runs each, interleaved; load average ${readFileSync("/proc/loadavg", "utf8").split(" ").slice(0, 3).join(" ")}; ` +
       `machine over the run: ${((100 * d[3]!) / total).toFixed(0)}% idle, ${((100 * d[7]!) / total).toFixed(1)}% steal\n`);
-    process.stdout.write("what                                 median wall ms  median CPU ms  min wall ms\n");
+    process.stdout.write(`what${" ".repeat(34)}median wall ms  median CPU ms  min wall ms\n`);
     for (const v of variants) {
-      process.stdout.write(`${v.name.padEnd(37)}${median(v.wallMs).toFixed(0).padStart(14)}${median(v.cpuMs).toFixed(0).padStart(15)}${Math.min(...v.wallMs).toFixed(0).padStart(13)}\n`);
+      process.stdout.write(`${v.name.padEnd(38)}${median(v.wallMs).toFixed(0).padStart(14)}${median(v.cpuMs).toFixed(0).padStart(15)}${Math.min(...v.wallMs).toFixed(0).padStart(13)}\n`);
     }
     const dist = median(variants[1]!.wallMs);
     process.stdout.write(`goal: dist/ under ${goalMs} ms wall: ${dist <= goalMs ? "met" : "NOT met"} (${dist.toFixed(0)} ms)\n`);

@@ -151,7 +151,7 @@ describe("llmgw server init", () => {
     // Temporal first (and answering) then the agent, the worker, the gateway last.
     assert.deepEqual(fs.readdirSync(path.join(server, "etc/systemd/system")).sort(), ["llmgw-agent.service", "llmgw-gateway.service", "llmgw-temporal.service", "llmgw-worker.service"]);
     assert.deepEqual(serverUnits.calls(), ["daemon-reload", "enable --now llmgw-temporal.service", "enable --now llmgw-agent.service", "enable --now llmgw-worker.service", "enable --now llmgw-gateway.service"]);
-    assert.match(r.stdout, new RegExp(`Temporal [0-9.]+ at 127\\.0\\.0\\.1:${ports.temporal}, namespace "default"`));
+    assert.match(r.stdout, new RegExp(`Temporal [0-9.]+ at 127\\.0\\.0\\.1:${ports.temporal} \\(plaintext\\), namespace "default"`));
     assert.ok(fs.existsSync(path.join(server, "var/lib/llmgw/temporal/temporal.db")), "Temporal's file database in the data directory");
 
     // ctl finds the admin API and its token through the settings file alone.

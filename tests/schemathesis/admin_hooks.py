@@ -66,5 +66,10 @@ def before_call(context, case, kwargs):
             body["graph"] = {"1": {"class_type": "SaveImage", "inputs": {}}}
         if isinstance(body.get("model"), str):
             body["model"] = COMFY_MODEL
+        # The stateful phase fills `model` from a link (a model POST /api/v1/models made) after
+        # this hook has seen the case: the request's own body is set too.
+        sent = kwargs.get("json")
+        if isinstance(sent, dict) and isinstance(sent.get("model"), str):
+            sent["model"] = COMFY_MODEL
     elif label == "POST /api/v1/training" and isinstance(body.get("data"), str):
         body["data"] = TRAINING_DATA
