@@ -7,6 +7,7 @@ import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
 import { zodTextFormat } from "openai/helpers/zod";
 import { z } from "zod";
+import { waitFor } from "../../common/children.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 const WEATHER: OpenAI.Responses.FunctionTool = {
@@ -200,8 +201,9 @@ describe("the Responses API through the official openai SDK", () => {
 
   it("another project's response is a 404 in OpenAI's shape, everywhere", async () => {
     const r = await client.responses.create({ model, input: "Mine", max_output_tokens: 2 });
-    for (const call of [other.responses.retrieve(r.id), other.responses.delete(r.id), other.responses.inputItems.list(r.id), other.responses.create({ model, previous_response_id: r.id, input: "x" })]) {
-      await assert.rejects(call, (e: unknown) => e instanceof OpenAI.NotFoundError && (e.error as { type: string }).type === "not_found_error");
+    const calls = [() => other.responses.retrieve(r.id), () => other.responses.delete(r.id), () => other.responses.inputItems.list(r.id), () => other.responses.create({ model, previous_response_id: r.id, input: "x" })];
+    for (const call of calls) {
+      await assert.rejects(call(), (e: unknown) => e instanceof OpenAI.NotFoundError && (e.error as { type: string }).type === "not_found_error");
     }
     assert.equal((await client.responses.retrieve(r.id)).id, r.id, "still the owner's");
   });
@@ -224,13 +226,25 @@ describe("the Responses API through the official openai SDK", () => {
     });
   });
 
+  it("goes through the key's pipeline: its usage is in the ledger under its project", async () => {
+    const c = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: await newKey("e2e-responses-usage") });
+    const r = await c.responses.create({ model, input: "Count me", max_output_tokens: 3 });
+    type Row = { project: string; requests: number; promptTokens: number; completionTokens: number };
+    const row = await waitFor(
+      "the response's usage in the ledger",
+      async () => (await p.admin<{ data: Row[] }>("GET", "/usage?by=project")).data.find((x) => x.project === "e2e-responses-usage") ?? null,
+      15_000,
+    );
+    assert.deepEqual(row, { ...row, requests: 1, promptTokens: r.usage!.input_tokens, completionTokens: 3 });
+  });
+
   it("answers ten malformed bodies with 400 in OpenAI's error shape, naming the field", async () => {
     const bad: [body: unknown, param: string | null][] = [
       [{ input: "hi" }, "model"],
       [{ model }, "input"],
       [{ model, input: [] }, "input"],
       [{ model, input: 42 }, "input"],
-      [{ model, input: [{ role: "robot", content: "hi" }] }, "input.0"],
+      [{ model, input: [{ role: "robot", content: "hi" }] }, "input.0.role"],
       [{ model, input: "hi", tools: [{ type: "function" }] }, "tools.0.name"],
       [{ model, input: "hi", tool_choice: "sometimes" }, "tool_choice"],
       [{ model, input: "hi", temperature: 3 }, "temperature"],
