@@ -4,6 +4,7 @@
 import type { ServerResponse } from "node:http";
 import express, { type NextFunction, type Response } from "express";
 import type { Authed, Caller, ClientApiDeps } from "../context.ts";
+import { log } from "../../../common/logging.ts";
 import { ApiError } from "../../errors.ts";
 import { forward } from "../forward.ts";
 import { firstIssue } from "../schemas.ts";
@@ -51,7 +52,12 @@ export async function serveResponses(deps: ClientApiDeps, req: Caller, res: Serv
       respond: responsesResponder(ctx, async (response, output) => {
         if (!ctx.store) return;
         const conversation = [...earlier, ...inputMessages(body.input), ...answerMessages(output)];
-        await store!.save(projectId, ctx.id, { response, inputItems: inputItemList(body.input), conversation });
+        try {
+          await store!.save(projectId, ctx.id, { response, inputItems: inputItemList(body.input), conversation });
+        } catch (err) {
+          // The answer is made and paid for: the client gets it; only a later retrieve will miss it.
+          log.warn("a response could not be stored", { requestId: req.requestId, error: (err as Error).message });
+        }
       }),
     },
     "/v1/responses",
