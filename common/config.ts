@@ -98,6 +98,8 @@ const schema = z.object({
   LLMGW_NOTIFY_WEBHOOKS_FILE: z.string().optional(),
   /** Signs `json` webhooks' bodies; unset: a secret made at first start, in the data directory's `notify-secret`. */
   LLMGW_NOTIFY_SECRET: z.string().optional(),
+  /** Days a stored /v1/responses answer is kept (OpenAI keeps them 30); older ones read as gone and are deleted. */
+  LLMGW_RESPONSES_RETENTION_DAYS: z.coerce.number().min(0.0001).max(3650).default(30),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   /**

@@ -38,17 +38,21 @@ export async function teamsCommand(argv: string[]): Promise<void> {
 
 export async function projectsCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
-  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { team: { type: "string" }, json: { type: "boolean" } } });
+  const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { team: { type: "string" }, json: { type: "boolean" }, "no-store": { type: "boolean" }, store: { type: "boolean" } } });
   const admin = adminClient();
+  if (cmd === "set" && positionals[0] && (values["no-store"] || values.store) && !(values["no-store"] && values.store)) {
+    const out = await admin.request<{ name: string; noStore: boolean }>("PATCH", `/projects/${encodeURIComponent(positionals[0])}/settings`, { noStore: values["no-store"] === true });
+    return values.json ? printJson(out) : console.log(`project ${out.name}: ${out.noStore ? "no_store (keeps no /v1/responses answers)" : "stores /v1/responses answers"}`);
+  }
   if (cmd === "create" && positionals[0]) {
     const p = await admin.post<Created>("/projects", { name: positionals[0], team: values.team });
     return values.json ? printJson(p) : said("project", p);
   }
   if (cmd === "list" || cmd === undefined) {
-    const { data } = await admin.get<{ data: { name: string; team: string; keys: number }[] }>("/projects");
-    return values.json ? printJson(data) : printTable(["PROJECT", "TEAM", "KEYS"], data.map((p) => [p.name, p.team, p.keys]));
+    const { data } = await admin.get<{ data: { name: string; team: string; keys: number; noStore: boolean }[] }>("/projects");
+    return values.json ? printJson(data) : printTable(["PROJECT", "TEAM", "KEYS", "STORE"], data.map((p) => [p.name, p.team, p.keys, p.noStore ? "no_store" : "yes"]));
   }
-  throw new CtlError("usage: llmgw ctl projects create NAME [--team ORG/TEAM] | list [--json]");
+  throw new CtlError("usage: llmgw ctl projects create NAME [--team ORG/TEAM] | set NAME --no-store|--store | list [--json]");
 }
 
 export async function keysCommand(argv: string[]): Promise<void> {

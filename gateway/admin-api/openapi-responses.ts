@@ -52,7 +52,8 @@ export const nodeRemoved = z.object({ id: z.string(), removed: z.literal(true), 
 
 export const orgList = list(z.looseObject({ id: z.string(), name: z.string(), teams: z.number().int(), createdAt: time }));
 export const teamList = list(z.looseObject({ id: z.string(), name: z.string().describe("ORG/TEAM"), org: z.string(), projects: z.number().int(), createdAt: time }));
-export const projectList = list(z.looseObject({ id: z.string(), name: z.string(), team: z.string().describe("ORG/TEAM"), keys: z.number().int(), createdAt: time }));
+export const projectList = list(z.looseObject({ id: z.string(), name: z.string(), team: z.string().describe("ORG/TEAM"), keys: z.number().int(), noStore: z.boolean(), createdAt: time }));
+export const projectSettings = z.object({ name: z.string(), noStore: z.boolean() });
 export const projectCreated = z.object({ id: z.string(), name: z.string(), created: z.boolean() });
 export const keyList = list(
   z.looseObject({ id: z.string(), prefix: z.string(), name: z.string().nullable(), project: z.string(), models: z.array(z.string()), expiresAt: time.nullable(), revoked: z.boolean() }),

@@ -18,7 +18,7 @@ import * as out from "./openapi-responses.ts";
 import { operationAction } from "./operations.ts";
 import { strictPriceInput } from "./prices.ts";
 import { lendBody, reclaimBody } from "./slurm.ts";
-import { keyId, keysQuery, keyBody, projectBody, rotateBody } from "./tenancy.ts";
+import { keyId, keysQuery, keyBody, projectBody, projectNamePath, projectSettingsBody, rotateBody } from "./tenancy.ts";
 import { orgBody, teamBody } from "./orgs.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
@@ -77,6 +77,7 @@ export const adminOperations: Operation[] = [
   { method: "post", path: `${V1}/teams`, summary: "Create a team in an org (200 when it exists)", tag: "tenancy", request: teamBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
   { method: "get", path: `${V1}/projects`, summary: "Projects", tag: "tenancy", responses: ok("The projects", out.projectList) },
   { method: "post", path: `${V1}/projects`, summary: "Create a project (200 when it exists)", tag: "tenancy", request: projectBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
+  { method: "patch", path: `${V1}/projects/:name/settings`, summary: "Change a project's settings (no_store)", tag: "tenancy", params: projectNamePath, request: projectSettingsBody, responses: ok("The settings now", out.projectSettings) },
   { method: "get", path: `${V1}/keys`, summary: "API keys, never their secrets", tag: "tenancy", query: keysQuery, responses: ok("The keys", out.keyList) },
   { method: "post", path: `${V1}/keys`, summary: "Create an API key: the key is in this answer only", tag: "tenancy", request: keyBody, responses: { "201": { description: "Created", schema: out.keyCreated } } },
   { method: "post", path: `${V1}/keys/:id/revoke`, summary: "Revoke a key now, on every gateway", tag: "tenancy", params: keyId, responses: ok("Revoked", out.keyRevoked) },

@@ -16,6 +16,11 @@ export const projectBody = z.object({
   name: NAME,
   team: z.string().min(1).max(127).default(DEFAULT_TEAM_PATH).describe("ORG/TEAM"),
 });
+export const projectNamePath = z.object({ name: NAME });
+/** A project's settings; each one left out stays as it is. */
+export const projectSettingsBody = z.object({
+  noStore: z.boolean().optional().describe("keep no /v1/responses answers (store is ignored, previous_response_id refused)"),
+});
 export const keyBody = z.object({
   project: z.string().min(1),
   name: z.string().max(128).optional(),
@@ -51,7 +56,17 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
 
   r.get("/projects", async (_req, res) => {
     const rows = await db.project.findMany({ orderBy: { name: "asc" }, include: { team: { include: { org: true } }, _count: { select: { apiKeys: true } } } });
-    res.json({ data: rows.map((p) => ({ id: p.id, name: p.name, team: `${p.team.org.name}/${p.team.name}`, keys: p._count.apiKeys, createdAt: p.createdAt })) });
+    res.json({ data: rows.map((p) => ({ id: p.id, name: p.name, team: `${p.team.org.name}/${p.team.name}`, keys: p._count.apiKeys, noStore: p.noStore, createdAt: p.createdAt })) });
+  });
+
+  r.patch("/projects/:name/settings", async (req, res) => {
+    const { name } = check(projectNamePath, { name: String(req.params.name) });
+    const body = check(projectSettingsBody, req.body);
+    const before = await projectByName(db, name, "name");
+    // Stored answers already kept stay until deleted or past retention: turning no_store on stops new ones.
+    const p = await db.project.update({ where: { id: before.id }, data: { noStore: body.noStore ?? before.noStore } });
+    await audit(db, { action: "project.settings", target: `project/${p.name}`, before: { noStore: before.noStore }, after: { noStore: p.noStore } });
+    res.json({ name: p.name, noStore: p.noStore });
   });
 
   r.post("/projects", async (req, res) => {

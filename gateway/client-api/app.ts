@@ -1,10 +1,11 @@
 // The client API, /v1, except inference: the models list, count_tokens, files, jobs, the API's
 // description, and JSON 404s and 405s. The inference routes (chat, completions, embeddings,
-// messages) are served without express by ./hot-path.ts, which the gateway puts in front of this
+// messages, responses) are served without express by ./hot-path.ts, which the gateway puts in front of this
 // app; a request to one of them with another method still comes here, for its 405 with Allow.
 import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { anthropicRoutes } from "./anthropic/routes.ts";
+import { responsesRoutes } from "./responses/routes.ts";
 import { authenticate } from "./authenticate.ts";
 import { ApiError } from "../errors.ts";
 import { answerError } from "./errors.ts";
@@ -51,6 +52,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.use("/v1", modelRoutes(deps.registry));
 
   app.use("/v1", anthropicRoutes());
+  app.use("/v1", responsesRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
 

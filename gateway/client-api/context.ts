@@ -11,6 +11,7 @@ import type { EndpointRegistry } from "../router/registry.ts";
 import type { Waker } from "../router/wake.ts";
 import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
+import type { ResponseStore } from "./responses/store.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -23,6 +24,8 @@ export interface ClientApiDeps {
   waker?: Waker;
   /** The job routes need the store and Temporal; without them they are not served. */
   jobs?: JobsDeps;
+  /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
+  responses?: ResponseStore;
 }
 
 /** An authenticated request inside express. */

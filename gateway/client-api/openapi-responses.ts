@@ -76,3 +76,22 @@ export const jobList = z.object({ object: z.literal("list"), data: z.array(job) 
 
 export const health = z.object({ ok: z.boolean() });
 export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) });
+
+/** OpenAI's Responses API: a response, its deletion, and a page of its input items. */
+export const response = z.looseObject({
+  id: z.string(),
+  object: z.literal("response"),
+  created_at: z.number().int(),
+  status: z.enum(["completed", "incomplete", "in_progress", "failed"]),
+  model: z.string(),
+  output: z.array(z.looseObject({ type: z.string(), id: z.string() })),
+  usage: z.looseObject({ input_tokens: z.number().int(), output_tokens: z.number().int(), total_tokens: z.number().int() }).nullable(),
+});
+export const responseDeleted = z.object({ id: z.string(), object: z.literal("response"), deleted: z.literal(true) });
+export const responseItemList = z.object({
+  object: z.literal("list"),
+  data: z.array(z.looseObject({ id: z.string(), type: z.string() })),
+  first_id: z.string().nullable(),
+  last_id: z.string().nullable(),
+  has_more: z.boolean(),
+});

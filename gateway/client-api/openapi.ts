@@ -8,6 +8,7 @@ import { FILE_CONTENT_TYPES, uploadForm } from "./files.ts";
 import { imageRequest, meshRequest, runRequest } from "./job-schemas.ts";
 import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
 import * as out from "./openapi-responses.ts";
+import { inputItemsQuery, responsesRequest } from "./responses/schemas.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest } from "./schemas.ts";
 
 /** Served beside the API but not part of it: the Swagger UI page and its assets. */
@@ -36,6 +37,10 @@ export const clientOperations: Operation[] = [
   { method: "post", path: "/v1/embeddings", summary: "Embeddings (OpenAI)", tag: "inference", request: embeddingRequest, responses: ok("The vectors", out.embeddingList) },
   { method: "post", path: "/v1/messages", summary: "Messages (Anthropic); errors in Anthropic's shape", tag: "inference", request: messagesRequest, responses: { ...streamed("The message", out.anthropicMessage), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
   { method: "post", path: "/v1/messages/count_tokens", summary: "Count a prompt's tokens (Anthropic)", tag: "inference", request: countTokensRequest, responses: { ...ok("The count", out.tokenCount), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
+  { method: "post", path: "/v1/responses", summary: "Create a response (OpenAI Responses API)", tag: "inference", request: responsesRequest, responses: streamed("The response", out.response) },
+  { method: "get", path: "/v1/responses/:id", summary: "A stored response of your project", tag: "inference", responses: ok("The response", out.response) },
+  { method: "delete", path: "/v1/responses/:id", summary: "Delete a stored response", tag: "inference", responses: ok("Deleted", out.responseDeleted) },
+  { method: "get", path: "/v1/responses/:id/input_items", summary: "A stored response's input items", tag: "inference", query: inputItemsQuery, responses: ok("The items", out.responseItemList) },
   { method: "post", path: "/v1/files", summary: "Upload a file (multipart: file, purpose)", tag: "files", request: uploadForm, requestContentType: "multipart/form-data", responses: ok("The file", out.file) },
   { method: "get", path: "/v1/files", summary: "Your files", tag: "files", responses: ok("The files", out.fileList) },
   { method: "get", path: "/v1/files/:id", summary: "One file", tag: "files", responses: ok("The file", out.file) },
@@ -65,6 +70,8 @@ export function clientOpenApi(): Record<string, unknown> {
       EmbeddingRequest: embeddingRequest,
       MessagesRequest: messagesRequest,
       CountTokensRequest: countTokensRequest,
+      ResponsesRequest: responsesRequest,
+      Response: out.response,
       ImageRequest: imageRequest,
       MeshRequest: meshRequest,
       WorkflowRunRequest: runRequest,

@@ -16,7 +16,7 @@ function decimalBetween(lo: number, hi: number): RegExp {
 }
 
 /** OpenAI's SDKs and some clients send numbers as strings ("0.7"): accept both, each within range. */
-const num = (min: number, max: number) =>
+export const num = (min: number, max: number) =>
   z.union([z.number().min(min).max(max), z.string().regex(decimalBetween(min, max), `a number from ${min} to ${max}`).transform(Number)], {
     error: `a number from ${min} to ${max}`,
   });
@@ -25,7 +25,7 @@ const num = (min: number, max: number) =>
 const MAX_INT = 2 ** 31 - 1;
 const count = () => z.number().int().positive().max(MAX_INT);
 const penalty = num(-2, 2).nullable().optional();
-const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "1 to 64 letters, digits, _ . : or -");
+export const identifier = z.string().regex(/^[A-Za-z0-9_.:-]{1,64}$/, "1 to 64 letters, digits, _ . : or -");
 
 /**
  * Standard base64 (RFC 4648 §4, padded). Checked here so a broken picture is a 400, not an engine's

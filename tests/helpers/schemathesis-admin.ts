@@ -53,6 +53,7 @@ export function adminRun(p: Platform, f: AdminFixtures): Omit<SchemathesisRun, "
       ...["GET /api/v1/models/{name}", "GET /api/v1/models/{name}/placement", "PUT /api/v1/models/{name}/prices", "GET /api/v1/models/{name}/settings", "PATCH /api/v1/models/{name}/settings"].map(model),
       ...["serve", "scale", "stop", "upgrade", "canary"].map((a) => model(`POST /api/v1/models/{name}/${a}`)),
       at("GET /api/v1/comfy-workflows/{name}", { name: f.workflow }),
+      at("PATCH /api/v1/projects/{name}/settings", { name: "st-admin" }),
       {
         name: "GET /api/v1/operations/{id}",
         parameters: { id: f.operation },

@@ -22,6 +22,8 @@ export interface ClientFixtures {
   spareFile: string;
   meshJob: string;
   runJob: string;
+  /** A stored response of the key's project (/v1/responses/{id}). */
+  response: string;
 }
 
 export async function clientFixtures(p: Platform): Promise<ClientFixtures> {
@@ -60,7 +62,8 @@ export async function clientFixtures(p: Platform): Promise<ClientFixtures> {
   const spareFile = await upload("spare.png");
   const meshJob = await api("POST", "/3d/generations", { model: meshes, file_id: pictureFile, resolution: 64, steps: 1 });
   const runJob = await api("POST", "/workflows/runs", { model: workflow });
-  return { key, sim, pictures, meshes, workflow, pictureFile, spareFile, meshJob, runJob };
+  const response = await api("POST", "/responses", { model: sim, input: "hi", max_output_tokens: 2 });
+  return { key, sim, pictures, meshes, workflow, pictureFile, spareFile, meshJob, runJob, response };
 }
 
 /** A catalogued workflow without inputs: any body naming it with `inputs: {}` is valid. */
@@ -93,6 +96,10 @@ export function clientRun(p: Platform, f: ClientFixtures): Omit<SchemathesisRun,
       model("POST /v1/embeddings", f.sim),
       model("POST /v1/messages", f.sim),
       model("POST /v1/messages/count_tokens", f.sim),
+      model("POST /v1/responses", f.sim),
+      id("GET /v1/responses/{id}", f.response),
+      id("DELETE /v1/responses/{id}", f.response),
+      id("GET /v1/responses/{id}/input_items", f.response),
       model("POST /v1/images/generations", f.pictures),
       model("POST /v1/3d/generations", f.meshes),
       model("POST /v1/workflows/runs", f.workflow),
@@ -106,7 +113,7 @@ export function clientRun(p: Platform, f: ClientFixtures): Omit<SchemathesisRun,
     ],
     hooks: {
       file: path.join(REPO, "tests/schemathesis/client_hooks.py"),
-      env: { ST_PICTURE_B64: PICTURE.toString("base64"), ST_PICTURE_FILE: f.pictureFile, ST_SPARE_FILE: f.spareFile, ST_WORKFLOW: f.workflow, ST_BASE_URL: p.clientUrl, ST_KEY: f.key },
+      env: { ST_PICTURE_B64: PICTURE.toString("base64"), ST_PICTURE_FILE: f.pictureFile, ST_SPARE_FILE: f.spareFile, ST_WORKFLOW: f.workflow, ST_BASE_URL: p.clientUrl, ST_KEY: f.key, ST_SIM: f.sim, ST_RESPONSE: f.response },
     },
   };
 }

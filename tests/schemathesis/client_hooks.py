@@ -20,6 +20,7 @@ PICTURE_FILE = os.environ["ST_PICTURE_FILE"]
 SPARE_FILE = os.environ["ST_SPARE_FILE"]
 WORKFLOW = os.environ["ST_WORKFLOW"]
 BASE_URL, KEY = os.environ["ST_BASE_URL"], os.environ["ST_KEY"]
+SIM, RESPONSE = os.environ["ST_SIM"], os.environ["ST_RESPONSE"]
 
 
 def fresh_file():
@@ -27,7 +28,14 @@ def fresh_file():
     r = requests.post(f"{BASE_URL}/v1/files", headers={"authorization": f"Bearer {KEY}"}, data={"purpose": "vision"}, files={"file": ("spare.png", base64.b64decode(PICTURE))}, timeout=30)
     r.raise_for_status()
     return r.json()["id"]
-INFERENCE = {"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings", "POST /v1/messages", "POST /v1/messages/count_tokens"}
+
+
+def fresh_response():
+    # Likewise a stored response for each valid DELETE /v1/responses/{id}.
+    r = requests.post(f"{BASE_URL}/v1/responses", headers={"authorization": f"Bearer {KEY}"}, json={"model": SIM, "input": "hi", "max_output_tokens": 2}, timeout=30)
+    r.raise_for_status()
+    return r.json()["id"]
+INFERENCE = {"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings", "POST /v1/messages", "POST /v1/messages/count_tokens", "POST /v1/responses"}
 
 
 def number(v):
@@ -36,7 +44,7 @@ def number(v):
 
 
 def fit_the_model(body):
-    for field in ("max_tokens", "max_completion_tokens"):
+    for field in ("max_tokens", "max_completion_tokens", "max_output_tokens"):
         if number(body.get(field)):
             body[field] = min(body[field], 16)
     if number(body.get("dimensions")):
@@ -47,7 +55,7 @@ def fit_the_model(body):
     first = tools[0] if isinstance(tools[0], dict) else {}
     if isinstance(choice.get("function"), dict) and isinstance(first.get("function"), dict):
         choice["function"]["name"] = first["function"].get("name")
-    elif choice.get("type") == "tool" and "name" in first:
+    elif choice.get("type") in ("tool", "function") and "name" in choice and "name" in first:
         choice["name"] = first["name"]
 
 
@@ -56,8 +64,13 @@ def before_call(context, case, kwargs):
     label = case.operation.label
     if label == "DELETE /v1/files/{id}" and (case.path_parameters or {}).get("id") == SPARE_FILE:
         case.path_parameters["id"] = fresh_file()
+    if label == "DELETE /v1/responses/{id}" and (case.path_parameters or {}).get("id") == RESPONSE:
+        case.path_parameters["id"] = fresh_response()
     if not isinstance(case.body, dict):
         return
+    if label == "POST /v1/responses" and isinstance(case.body.get("previous_response_id"), str):
+        # Only a stored response of the caller's project can be continued: that is the store's, not the document's.
+        case.body["previous_response_id"] = RESPONSE
     if label in INFERENCE:
         fit_the_model(case.body)
     elif label == "POST /v1/3d/generations":

@@ -35,7 +35,7 @@ describe("the hot path in front of the express app", () => {
   const post = (path: string) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-request-id": "rid-1" }, body: "{}" });
 
   it("takes a POST to each inference route, bare, with a query string, a trailing slash or another case", async () => {
-    assert.deepEqual([...HOT_PATH_ROUTES].sort(), ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/messages"]);
+    assert.deepEqual([...HOT_PATH_ROUTES].sort(), ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/messages", "/v1/responses"]);
     for (const route of HOT_PATH_ROUTES) {
       for (const path of [route, `${route}?x=1`, `${route}/`, `${route.toUpperCase()}?stream=true`]) {
         const r = await post(path);
@@ -49,7 +49,7 @@ describe("the hot path in front of the express app", () => {
   });
 
   it("leaves other methods on those routes (their 405) and every other route to express", async () => {
-    for (const [method, path] of [["GET", "/v1/chat/completions"], ["PUT", "/v1/messages?x=1"], ["POST", "/v1/models"], ["POST", "/v1/messages/count_tokens"], ["POST", "/v1/chat/completions/extra"]] as const) {
+    for (const [method, path] of [["GET", "/v1/chat/completions"], ["PUT", "/v1/messages?x=1"], ["POST", "/v1/models"], ["POST", "/v1/messages/count_tokens"], ["POST", "/v1/chat/completions/extra"], ["GET", "/v1/responses/resp_1"], ["DELETE", "/v1/responses/resp_1"]] as const) {
       const r = await fetch(`${base}${path}`, { method, ...(method === "GET" ? {} : { body: "{}" }) });
       assert.equal(r.status, 299, `${method} ${path} goes to express`);
       assert.equal(await r.text(), "express");
