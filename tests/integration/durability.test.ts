@@ -43,9 +43,11 @@ const operations: Operation[] = [
   {
     kind: "canary",
     // Its windows start once the canary replica is ready; a healthy sim is promoted. Latency is not
-    // what this test judges (a just-restarted process answers its first requests slower).
+    // what this test judges (a just-restarted process answers its first requests slower). A window
+    // counts the usage ledger, which trails the requests by the gateway's batching and the usage
+    // worker: 5 s windows, so a busy machine's ledger still lands in them.
     start: async (p, model, target) =>
-      (await p.admin<{ operationId: string }>("POST", `/models/${model}/canary`, { ...slow, version: target, weight: 30, for: "4s", window: "2s", minRequests: 1, maxLatencyRatio: 20 })).operationId,
+      (await p.admin<{ operationId: string }>("POST", `/models/${model}/canary`, { ...slow, version: target, weight: 30, for: "10s", window: "5s", minRequests: 1, maxLatencyRatio: 20 })).operationId,
     replicas: REPLICAS,
   },
 ];
