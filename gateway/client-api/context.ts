@@ -11,6 +11,7 @@ import type { EndpointRegistry } from "../router/registry.ts";
 import type { Waker } from "../router/wake.ts";
 import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
+import type { GuardService } from "../guard/service.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -21,6 +22,8 @@ export interface ClientApiDeps {
   bodyLimitBytes: number;
   /** Wakes on-demand models and notes their last request; without it they answer 503 while asleep. */
   waker?: Waker;
+  /** Guardrail policies (gateway/guard/); without it no request is checked. */
+  guard?: GuardService;
   /** The job routes need the store and Temporal; without them they are not served. */
   jobs?: JobsDeps;
 }
