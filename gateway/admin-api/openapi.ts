@@ -144,6 +144,7 @@ export function adminOpenApi(): Record<string, unknown> {
       TrainingRequest: startBody,
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
+      GuardPolicyRequest: policyDocument,
       Accepted: out.accepted,
       Error: out.adminError,
     },
