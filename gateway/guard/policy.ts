@@ -25,7 +25,10 @@ const rule = z
     patterns: z.array(z.string().min(1, "must not be empty").max(2000, "must be at most 2000 characters")).min(1, "must hold at least one pattern when given").optional(),
     action: z.enum(ACTIONS).optional(),
   })
-  .strict();
+  .strict()
+  .describe(
+    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction",
+  );
 
 export const policyDocument = z
   .object({
@@ -37,7 +40,8 @@ export const policyDocument = z
     input: z.array(rule).default([]),
     output: z.array(rule).default([]),
   })
-  .strict();
+  .strict()
+  .describe("at least one rule in input or output; restore needs an input rule that redacts");
 
 export type PolicyRule = z.infer<typeof rule>;
 export type PolicyDocument = z.infer<typeof policyDocument>;
