@@ -72,6 +72,7 @@ export function guardRoutes(db: PrismaClient, redis: Redis): Router {
   r.get("/guard/events", async (req, res) => {
     const q = check(guardEventsQuery, req.query);
     const since = q.since ? new Date(q.since) : new Date(Date.now() - 86_400_000);
+    if (Number.isNaN(since.getTime())) throw new AdminError(400, "since: not a time this server can read", "since");
     const rows = await db.guardEvent.findMany({ where: { at: { gte: since } }, orderBy: { at: "desc" }, take: q.limit ?? 200 });
     res.json({ data: rows.map((e) => ({ ...e, at: e.at.toISOString() })) });
   });

@@ -61,6 +61,8 @@ def agreeing_guard_policy(body):
                 continue
             r["name"] = f"r{i}"
             det = r.get("detector")
+            if not isinstance(det, str):
+                continue  # a case drawn to be refused: left as it is
             if det == "allow" and not has_deny:
                 det = r["detector"] = "deny"
             if det in GUARD_KINDS:
