@@ -33,7 +33,10 @@ export const WEIGHTS_KEY = "llmgw:weights";
 
 export const keyChange = z.object({ kind: z.literal("key"), op: z.enum(["revoked", "changed"]), hash: z.string() });
 
-export const change = z.discriminatedUnion("kind", [replicaChange, keyChange, weightsChange]);
+/** A guardrail policy was added, changed or removed: gateways reload their policies (gateway/guard/service.ts). */
+export const guardChange = z.object({ kind: z.literal("guard"), name: z.string() });
+
+export const change = z.discriminatedUnion("kind", [replicaChange, keyChange, weightsChange, guardChange]);
 export type WeightsChange = z.infer<typeof weightsChange>;
 export type Change = z.infer<typeof change>;
 export type ReplicaChange = z.infer<typeof replicaChange>;

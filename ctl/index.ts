@@ -25,6 +25,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   train: async () => (await import("./train.ts")).trainCommand,
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
+  guard: async () => (await import("./guard.ts")).guardCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -47,6 +48,8 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME
   request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
+  guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
+  guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
 every command takes --json`;
 

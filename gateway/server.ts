@@ -6,6 +6,7 @@ import express from "express";
 import { config } from "../common/config.ts";
 import { jsonFallbacks } from "../common/json-fallback.ts";
 import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
+import { GuardService } from "./guard/service.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { Notifier, setNotifier } from "../common/notifier.ts";
@@ -70,6 +71,8 @@ export async function startGateway(): Promise<Gateway> {
   const metrics = new GatewayMetrics();
   const temporal = await temporalClient();
   const waker = new Waker({ temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, redis: weightsConn, registry, metrics: metrics.registry, waitMs: c.LLMGW_WAKE_WAIT_MS });
+  const guard = new GuardService(db, metrics.registry);
+  await guard.reload();
   const sub = redis();
   await subscribeChanges(
     sub,
@@ -78,6 +81,7 @@ export async function startGateway(): Promise<Gateway> {
         registry.apply(change);
         waker.changed(change.replica.model);
       } else if (change.kind === "weights") registry.setWeights(change.model, change.weights);
+      else if (change.kind === "guard") void guard.reload().catch((err: unknown) => log.warn("guard policies reload failed", { error: err as Error }));
       else keys.evict(change.hash);
     },
     (raw) => log.warn("ignored a malformed change-feed message", { bytes: raw.length }),
@@ -86,6 +90,7 @@ export async function startGateway(): Promise<Gateway> {
   // and once now for those published between the first load and the subscription (a replica that
   // became ready while this gateway started was otherwise never routed to).
   sub.on("ready", () => void registry.reload().catch((err) => log.warn("registry reload failed", { error: err })));
+  sub.on("ready", () => void guard.reload().catch((err: unknown) => log.warn("guard policies reload failed", { error: err as Error })));
   await registry.reload();
 
   const usageConn = redis();
@@ -102,7 +107,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, limits, registry, usage, metrics, waker, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
+  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
   const client = await listen(withHotPath(clientDeps, clientApi(clientDeps)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();

@@ -127,3 +127,10 @@ export const explanation = z.looseObject({
 
 export const health = z.object({ ok: z.boolean() });
 export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.looseObject({}), paths: z.record(z.string(), z.unknown()) });
+
+export const guardPolicy = z.object({ name: z.string(), version: z.number().int(), scope: z.string(), policy: z.looseObject({}).describe("the checked policy document"), createdAt: time, updatedAt: time });
+export const guardPolicyList = list(guardPolicy);
+export const guardExplain = z.object({ key: z.string(), model: z.string(), merged: z.looseObject({}).nullable().describe("the merged policy, each rule with `from`: its policy; null when none applies") });
+export const guardEventList = list(
+  z.object({ id: z.string(), at: time, keyId: z.string().nullable(), projectId: z.string().nullable(), model: z.string(), policy: z.string(), rule: z.string(), action: z.string(), direction: z.string() }),
+);

@@ -10,6 +10,8 @@ import { modelNamePath, placementQuery } from "./catalog.ts";
 import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
 import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
+import { guardEventsQuery, guardExplainQuery, guardPolicyName } from "./guard.ts";
+import { policyDocument } from "../guard/policy.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
 import { modelSettingsBody } from "./model-settings.ts";
 import { nodeRemoveQuery } from "./nodes.ts";
@@ -107,6 +109,13 @@ export const adminOperations: Operation[] = [
 
   { method: "get", path: `${V1}/notifications`, summary: "Recent notifications, newest first, with what each webhook answered", tag: "notifications", query: notificationsQuery, responses: ok("The notifications", out.notificationList) },
   { method: "post", path: `${V1}/notifications/test`, summary: "Send a test notification to every webhook and wait for their answers", tag: "notifications", responses: { "200": { description: "Sent: each webhook's answer (state failed when one did not take it)", schema: out.notificationView }, "504": { description: "No notifications worker sent it in time; it stays queued", schema: out.adminError } } },
+
+  { method: "post", path: `${V1}/guard/policies`, summary: "Add a guardrail policy, or a new version of one by its name; a refusal names the field", tag: "guard", request: policyDocument, responses: ok("The policy as stored", out.guardPolicy) },
+  { method: "get", path: `${V1}/guard/policies`, summary: "Guardrail policies", tag: "guard", responses: ok("The policies", out.guardPolicyList) },
+  { method: "get", path: `${V1}/guard/policies/:name`, summary: "One guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("The policy", out.guardPolicy) },
+  { method: "delete", path: `${V1}/guard/policies/:name`, summary: "Remove a guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("Removed", out.deleted) },
+  { method: "get", path: `${V1}/guard/explain`, summary: "The merged guardrail policy a key and model get, and where each rule came from", tag: "guard", query: guardExplainQuery, responses: ok("The merged policy", out.guardExplain) },
+  { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -116,7 +125,7 @@ export function adminOpenApi(): Record<string, unknown> {
     title: "llmgw admin API",
     version: "1",
     description:
-      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain and notifications. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
+      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
     security: { adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" } },
     named: {
       ModelEntry: modelEntry,
@@ -138,6 +147,7 @@ export function adminOpenApi(): Record<string, unknown> {
       TrainingRequest: startBody,
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
+      GuardPolicyRequest: policyDocument,
       Accepted: out.accepted,
       Error: out.adminError,
     },

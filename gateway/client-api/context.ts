@@ -12,6 +12,7 @@ import type { Waker } from "../router/wake.ts";
 import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { ResponseStore } from "./responses/store.ts";
+import type { GuardService } from "../guard/service.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -22,6 +23,8 @@ export interface ClientApiDeps {
   bodyLimitBytes: number;
   /** Wakes on-demand models and notes their last request; without it they answer 503 while asleep. */
   waker?: Waker;
+  /** Guardrail policies (gateway/guard/); without it no request is checked. */
+  guard?: GuardService;
   /** The job routes need the store and Temporal; without them they are not served. */
   jobs?: JobsDeps;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */

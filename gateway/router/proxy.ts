@@ -11,6 +11,7 @@ import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
 import { UpstreamCall } from "./upstream-call.ts";
+import { rewriteAnswer, type AnswerRewrite } from "./answer-rewrite.ts";
 import { byWeight } from "./version-weights.ts";
 
 const MAX_ATTEMPTS = 3;
@@ -36,6 +37,8 @@ export interface ProxyRequest {
   respond?: Responder;
   /** The key's admission band (KeyInfo.band); interactive when absent. */
   band?: string;
+  /** Rewrites the engine's answer before it is relayed or translated (the guard's restore). */
+  rewrite?: AnswerRewrite;
   /** Told how long the request waited for a slot when every replica was full (the queue metric). */
   onQueued?: (band: string, seconds: number) => void;
 }
@@ -169,6 +172,7 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
         continue;
       }
     } else e.breaker.success();
+    if (p.rewrite) rewriteAnswer(up, p.rewrite);
     let out: ProxyOutcome;
     try {
       out = await (p.respond ?? relay)(res, e, up, p);

@@ -4,8 +4,10 @@
 # in words): a catalog entry names each version and provider once and does not fall back to itself, a
 # version's context_length is at most its trained_context and its max_output at most its
 # context_length, a workflow's graph uses exactly the placeholders its inputs declare, training data
-# is JSON lines of {"q", "a"}. And one the store decides: a workflow runs on a ComfyUI model of the
-# catalog (ST_COMFY_MODEL, served by the test; any other name is a 400, as the document says). Cases
+# is JSON lines of {"q", "a"}, a guard policy's rules agree with their detector and each other
+# (gateway/guard/policy.ts: patterns re2 compiles, kinds of the rule's detector, unique names, an
+# allow rule beside a deny rule, restore with a redacting rule). And one the store decides: a
+# workflow runs on a ComfyUI model of the catalog (ST_COMFY_MODEL, served by the test; any other name is a 400, as the document says). Cases
 # keep what schemathesis drew with those made to agree; schemathesis checks a case again after a hook
 # edits it, so one made valid here is judged as valid.
 import os
@@ -45,6 +47,42 @@ def fit_the_context(version):
         version["max_output"] = context
 
 
+GUARD_KINDS = {"pii": ["email"], "secrets": ["aws"]}
+
+
+def agreeing_guard_policy(body):
+    rules = [r for d in ("input", "output") if isinstance(body.get(d), list) for r in body[d] if isinstance(r, dict)]
+    for d in ("input", "output"):
+        if not isinstance(body.get(d), list):
+            continue
+        has_deny = any(isinstance(r, dict) and r.get("detector") == "deny" for r in body[d])
+        for i, r in enumerate(body[d]):
+            if not isinstance(r, dict):
+                continue
+            r["name"] = f"r{i}"
+            det = r.get("detector")
+            if not isinstance(det, str):
+                continue  # a case drawn to be refused: left as it is
+            if det == "allow" and not has_deny:
+                det = r["detector"] = "deny"
+            if det in GUARD_KINDS:
+                r.pop("patterns", None)
+                if "kinds" in r:
+                    r["kinds"] = GUARD_KINDS[det]
+            else:
+                r.pop("kinds", None)
+                if "patterns" in r or det in ("deny", "allow"):
+                    r["patterns"] = ["x"]
+            if det == "allow":
+                r.pop("action", None)
+            elif r.get("action") not in ("redact", "block", "flag") or (det == "injection" and r.get("action") == "redact"):
+                r["action"] = "flag"
+    if not rules:
+        body["input"] = [{"name": "r0", "detector": "secrets", "action": "flag"}]
+    if body.get("restore") is True and not any(isinstance(r, dict) and r.get("action") == "redact" for r in body.get("input") or []):
+        body["restore"] = False
+
+
 @schemathesis.hook
 def before_call(context, case, kwargs):
     body = case.body
@@ -71,5 +109,7 @@ def before_call(context, case, kwargs):
         sent = kwargs.get("json")
         if isinstance(sent, dict) and isinstance(sent.get("model"), str):
             sent["model"] = COMFY_MODEL
+    elif label == "POST /api/v1/guard/policies":
+        agreeing_guard_policy(body)
     elif label == "POST /api/v1/training" and isinstance(body.get("data"), str):
         body["data"] = TRAINING_DATA

@@ -111,6 +111,9 @@ function responseFormat(rf: unknown, promptHash: number): string | null {
   }
   throw new BadRequest("response_format.type must be text, json_object or json_schema", "response_format.type");
 }
+/** A chat's last user turn starting with this is echoed back whole (see chatPrompt). */
+export const ECHO_PREFIX = "echo: ";
+
 /** The prompt part of a request: what the answer is derived from, and what it asks of the answer. */
 type PromptPart = Pick<GenRequest, "promptHash" | "promptTokens" | "echo" | "tool" | "reasoning" | "structured" | "logprobs">;
 
@@ -120,12 +123,14 @@ function chatPrompt(body: Record<string, unknown>, d: RequestDefaults): PromptPa
     throw new BadRequest("messages must be a non-empty array", "messages");
   let promptHash = FNV0;
   let chars = 0;
+  let lastUser = "";
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as { role?: unknown; content?: unknown } | null;
     if (m === null || typeof m !== "object" || Array.isArray(m))
       throw new BadRequest(`messages[${i}] must be an object`, `messages[${i}]`);
     if (typeof m.role !== "string") throw new BadRequest(`messages[${i}].role must be a string`, `messages[${i}].role`);
     const text = contentText(m.content, i);
+    if (m.role === "user") lastUser = text;
     chars += text.length;
     promptHash = fnv(text, fnv(m.role, promptHash) ^ 0x1f);
   }
@@ -134,7 +139,9 @@ function chatPrompt(body: Record<string, unknown>, d: RequestDefaults): PromptPa
   const ctk = body.chat_template_kwargs as { enable_thinking?: unknown } | null | undefined;
   const asked = ctk !== null && typeof ctk === "object" ? ctk.enable_thinking : undefined;
   const reasoning = typeof asked === "boolean" ? asked : d.reasoning;
-  const structured = responseFormat(body.response_format, promptHash);
+  // Echo mode: a last user turn starting "echo: " is answered with itself, 8 characters a token, so
+  // tests can read what reached the engine (the guard's redaction) and see text split across events.
+  const structured = lastUser.startsWith(ECHO_PREFIX) ? lastUser : responseFormat(body.response_format, promptHash);
   if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean")
     throw new BadRequest("logprobs must be a boolean", "logprobs");
   const top = asInt(body.top_logprobs, "top_logprobs", 0, 20);

@@ -1,0 +1,80 @@
+// The guard as the gateway runs it: every policy read from the store and compiled once, reloaded
+// when the change feed says one changed; each request's merged policy kept per key and model until
+// the next reload; blocks and flags written to guard_events (never the text) and counted.
+import { randomUUID } from "node:crypto";
+import { Counter, type Registry } from "prom-client";
+import type { PrismaClient } from "../../common/db.ts";
+import { log } from "../../common/logging.ts";
+import type { KeyInfo } from "../auth/key-cache.ts";
+import type { GuardDecision } from "./input.ts";
+import { applies, merge, type MergedPolicy, type StoredPolicy } from "./merge.ts";
+import { checkPolicy } from "./policy.ts";
+
+type Attached = StoredPolicy & { scope: string };
+
+export async function loadPolicies(db: PrismaClient): Promise<Attached[]> {
+  const rows = await db.guardPolicy.findMany({ orderBy: { name: "asc" } });
+  const out: Attached[] = [];
+  for (const row of rows) {
+    try {
+      const doc = checkPolicy(row.document);
+      out.push({ name: row.name, version: row.version, doc, scope: doc.scope });
+    } catch (err) {
+      // Checked when added, so only a hand-edited row gets here: it is left out, and said so.
+      log.warn("a stored guard policy no longer checks; it is not applied", { policy: row.name, error: err as Error });
+    }
+  }
+  return out;
+}
+
+/** The policies that apply to a key and model, merged (null when none does). */
+export function mergedFor(policies: readonly Attached[], key: Pick<KeyInfo, "id" | "projectId" | "teamId" | "orgId">, model: string): MergedPolicy | null {
+  const mine = policies.filter((p) => applies(p.scope, key, model));
+  return mine.length ? merge(mine) : null;
+}
+
+export class GuardService {
+  private policies: Attached[] = [];
+  private merged = new Map<string, MergedPolicy | null>();
+  private readonly decisions: Counter<"policy" | "rule" | "action" | "direction">;
+
+  constructor(
+    private readonly db: PrismaClient,
+    metrics: Registry,
+  ) {
+    this.decisions = new Counter({
+      name: "llmgw_guard_decisions_total",
+      help: "Guardrail blocks and flags by policy, rule, action and direction",
+      labelNames: ["policy", "rule", "action", "direction"],
+      registers: [metrics],
+    });
+  }
+
+  async reload(): Promise<void> {
+    this.policies = await loadPolicies(this.db);
+    this.merged = new Map();
+  }
+
+  /** The merged policy for this request, or null when none applies (the usual case costs one map lookup). */
+  policyFor(key: KeyInfo, model: string): MergedPolicy | null {
+    if (this.policies.length === 0) return null;
+    const id = `${key.id}\0${model}`;
+    let m = this.merged.get(id);
+    if (m === undefined) {
+      m = mergedFor(this.policies, key, model);
+      if (this.merged.size > 10_000) this.merged.clear();
+      this.merged.set(id, m);
+    }
+    return m;
+  }
+
+  /** Records blocks and flags: a row each (written in the background) and the counter. */
+  record(decisions: readonly GuardDecision[], key: KeyInfo, model: string): void {
+    if (decisions.length === 0) return;
+    for (const d of decisions) this.decisions.inc({ policy: d.policy, rule: d.rule, action: d.action, direction: d.direction });
+    const at = new Date();
+    this.db.guardEvent
+      .createMany({ data: decisions.map((d) => ({ id: randomUUID(), at, keyId: key.id, projectId: key.projectId, model, ...d })) })
+      .catch((err: unknown) => log.warn("could not record guard events", { count: decisions.length, error: err as Error }));
+  }
+}
