@@ -61,7 +61,7 @@ export const adminOperations: Operation[] = [
 
   { method: "get", path: `${V1}/comfy-workflows`, summary: "Catalogued ComfyUI workflows that clients run at /v1/workflows/runs", tag: "catalog", responses: ok("The workflows", comfyWorkflowList) },
   { method: "get", path: `${V1}/comfy-workflows/:name`, summary: "One workflow, with its graph", tag: "catalog", params: comfyWorkflowName, responses: ok("The workflow", comfyWorkflowView) },
-  { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved }, "400": { description: "Refused, naming the field: the body, or a model that is not a ComfyUI model of the catalog", schema: out.adminError } } },
+  { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved }, "400": { description: "Refused, naming the field: the body, or a model the catalog lacks", schema: out.adminError }, "409": { description: "The model is in the catalog but no version of it runs on ComfyUI", schema: out.adminError } } },
   { method: "delete", path: `${V1}/comfy-workflows/:name`, summary: "Remove a workflow", tag: "catalog", params: comfyWorkflowName, responses: ok("Removed", comfyWorkflowRemoved) },
 
   { method: "get", path: `${V1}/operations/*id`, summary: "An operation's state and progress (ids hold slashes: model/NAME/serve/3)", tag: "operations", responses: ok("The operation", out.operation) },
@@ -139,6 +139,7 @@ export function adminOpenApi(): Record<string, unknown> {
       OrgRequest: orgBody,
       TeamRequest: teamBody,
       ProjectRequest: projectBody,
+      ProjectSettingsRequest: projectSettingsBody,
       KeyRequest: keyBody,
       RotateRequest: rotateBody,
       LimitsRequest: limitBody,

@@ -116,7 +116,10 @@ describe("an on-demand model wakes on its first request and sleeps when idle", (
     // Two other gateways ask too, while the wake goes on or after it: the workflow wakes it once.
     const temporal = await temporalClient();
     try {
-      for (let i = 0; i < 2; i++) await temporal.client.workflow.getHandle(modelWorkflowId(slow)).signal(wakeSignal, { reason: `gateway ${i + 2}` });
+      // The gateway's own wake starts the model's workflow without waiting for it: signal once it is there.
+      const handle = temporal.client.workflow.getHandle(modelWorkflowId(slow));
+      await waitFor("the slow model's workflow", async () => (await handle.describe().then(() => true, () => false)), 30_000, 100);
+      for (let i = 0; i < 2; i++) await handle.signal(wakeSignal, { reason: `gateway ${i + 2}` });
     } finally {
       await temporal.close();
     }

@@ -14,7 +14,6 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import pg from "pg";
 import { LLMGW_BIN, waitFor } from "../../common/children.ts";
-import { freePort } from "../helpers/platform.ts";
 import { systemdStandIn, type StandIn } from "../helpers/systemd-standin.ts";
 
 const id = randomBytes(4).toString("hex");
@@ -59,11 +58,27 @@ let serverUnits: StandIn;
 let nodeUnits: StandIn;
 let initArgs: string[];
 
+/**
+ * A free port in 10000–17999: below the engines' ports here (20000 up) and the kernel's ephemeral
+ * range (32768 up), so no process's outgoing connection takes it between this check and the
+ * installed unit's listen (a port the kernel handed out as free was taken so in a two-lane run).
+ */
+async function quietPort(taken: Set<number>): Promise<number> {
+  for (;;) {
+    const port = 10000 + Math.floor(Math.random() * 8000);
+    if (taken.has(port) || !(await isFree(port))) continue;
+    taken.add(port);
+    return port;
+  }
+}
+
 before(async () => {
-  const [client, admin, control, agent, agentB] = await Promise.all([freePort(), freePort(), freePort(), freePort(), freePort()]);
+  const taken = new Set<number>();
+  const [client, admin, control, agent, agentB] = [await quietPort(taken), await quietPort(taken), await quietPort(taken), await quietPort(taken), await quietPort(taken)];
   // The single-machine Temporal's frontend, and its Web UI 1000 above: both free.
-  let temporal = await freePort();
-  while (temporal + 1000 > 65535 || !(await isFree(temporal + 1000))) temporal = await freePort();
+  let temporal = await quietPort(taken);
+  while (!(await isFree(temporal + 1000)) || taken.has(temporal + 1000)) temporal = await quietPort(taken);
+  taken.add(temporal + 1000);
   ports = { client, admin, control, agent, agentB, temporal };
   serverUnits = systemdStandIn(path.join(root, "server-systemd"), path.join(server, "etc/systemd/system"));
   nodeUnits = systemdStandIn(path.join(root, "node-systemd"), path.join(node, "etc/systemd/system"));

@@ -7,7 +7,8 @@
 # is JSON lines of {"q", "a"}, a guard policy's rules agree with their detector and each other
 # (gateway/guard/policy.ts: patterns re2 compiles, kinds of the rule's detector, unique names, an
 # allow rule beside a deny rule, restore with a redacting rule). And one the store decides: a
-# workflow runs on a ComfyUI model of the catalog (ST_COMFY_MODEL, served by the test; any other name is a 400, as the document says). Cases
+# workflow runs on a ComfyUI model of the catalog (ST_COMFY_MODEL, served by the test; a name the catalog lacks is a 400, and one a stateful
+# link brings from POST /api/v1/models, not a ComfyUI model, is a 409, as the document says). Cases
 # keep what schemathesis drew with those made to agree; schemathesis checks a case again after a hook
 # edits it, so one made valid here is judged as valid.
 import os
@@ -104,11 +105,6 @@ def before_call(context, case, kwargs):
             body["graph"] = {"1": {"class_type": "SaveImage", "inputs": {}}}
         if isinstance(body.get("model"), str):
             body["model"] = COMFY_MODEL
-        # The stateful phase fills `model` from a link (a model POST /api/v1/models made) after
-        # this hook has seen the case: the request's own body is set too.
-        sent = kwargs.get("json")
-        if isinstance(sent, dict) and isinstance(sent.get("model"), str):
-            sent["model"] = COMFY_MODEL
     elif label == "POST /api/v1/guard/policies":
         agreeing_guard_policy(body)
     elif label == "POST /api/v1/training" and isinstance(body.get("data"), str):
