@@ -45,3 +45,14 @@ export function kindOfStatus(status: number): ErrorKind {
   const found = (Object.entries(STATUS) as [ErrorKind, number][]).find(([, s]) => s === status);
   return found ? found[0] : status >= 500 ? "upstream" : "invalid_request";
 }
+
+/** An engine's refusal as the client sees it: its own message where it sent OpenAI's error shape. */
+export function engineError(status: number, text: string): ApiError {
+  let message = `the engine answered ${status}`;
+  try {
+    message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
+  } catch {
+    // not JSON: keep the generic message
+  }
+  return new ApiError(kindOfStatus(status), message);
+}

@@ -2,7 +2,7 @@
 // translated as the engine's chunks arrive. An engine's error is passed on in Anthropic's shape.
 import type { ServerResponse } from "node:http";
 import type { Responder } from "../../router/proxy.ts";
-import { ApiError, kindOfStatus } from "../../errors.ts";
+import { engineError } from "../../errors.ts";
 import { sendAnthropicError, writeJson } from "../errors.ts";
 import { toAnthropicMessage, type MessageContext, type OpenAIChatCompletion } from "./response.ts";
 import { AnthropicStream, sseEvent } from "./stream.ts";
@@ -41,16 +41,6 @@ export function anthropicResponder(ctx: MessageContext): Responder {
     }
     return { status: 200, endpoint: e, usage: stream.usage, ttftMs };
   };
-}
-
-function engineError(status: number, text: string): ApiError {
-  let message = `the engine answered ${status}`;
-  try {
-    message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
-  } catch {
-    // not JSON: keep the generic message
-  }
-  return new ApiError(kindOfStatus(status), message);
 }
 
 function endWithError(res: ServerResponse): void {

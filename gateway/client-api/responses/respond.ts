@@ -3,7 +3,7 @@
 // `done` (the store) before the client is told it is complete, so a retrieve right after finds it.
 // An engine's error is passed on in OpenAI's shape.
 import type { Responder } from "../../router/proxy.ts";
-import { ApiError, kindOfStatus } from "../../errors.ts";
+import { engineError } from "../../errors.ts";
 import { sendOpenAIError, writeJson } from "../errors.ts";
 import type { OpenAIChatCompletion } from "../anthropic/response.ts";
 import { outputOf, responseObject, type ChatUsage, type OutputItem, type ResponseContext, type ResponseObject } from "./response.ts";
@@ -53,14 +53,4 @@ export function responsesResponder(ctx: ResponseContext, done: Done): Responder 
     }
     return { status: 200, endpoint: e, usage: stream.usage, ttftMs };
   };
-}
-
-function engineError(status: number, text: string): ApiError {
-  let message = `the engine answered ${status}`;
-  try {
-    message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
-  } catch {
-    // not JSON: keep the generic message
-  }
-  return new ApiError(kindOfStatus(status), message);
 }
