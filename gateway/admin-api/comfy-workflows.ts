@@ -134,9 +134,9 @@ export function comfyWorkflowRoutes(db: PrismaClient): Router {
     // Runs go to the model's ComfyUI replicas, so the model must be one (as /v1/3d checks).
     if (!(await db.modelVersion.findFirst({ where: { modelName: w.model, engine: "comfyui" } }))) {
       // A model of the catalog that ComfyUI does not serve conflicts with the catalog as it is (409);
-      // a name the catalog lacks is a wrong field (400).
+      // a name the catalog lacks (never there, or removed meanwhile) is not found (404).
       const known = await db.model.findUnique({ where: { name: w.model }, select: { name: true } });
-      throw new AdminError(known ? 409 : 400, `model: '${w.model}' is not a ComfyUI model of the catalog`, "model");
+      throw new AdminError(known ? 409 : 404, `model: '${w.model}' is not a ComfyUI model of the catalog`, "model");
     }
     const data = { model: w.model, description: w.description, output: w.output, inputs: w.inputs as object[], graph: w.graph as object };
     const existed = await db.comfyWorkflow.findUnique({ where: { name: w.name } });

@@ -7,8 +7,8 @@
 # is JSON lines of {"q", "a"}, a guard policy's rules agree with their detector and each other
 # (gateway/guard/policy.ts: patterns re2 compiles, kinds of the rule's detector, unique names, an
 # allow rule beside a deny rule, restore with a redacting rule). And one the store decides: a
-# workflow runs on a ComfyUI model of the catalog (ST_COMFY_MODEL, served by the test; a name the catalog lacks is a 400, and one a stateful
-# link brings from POST /api/v1/models, not a ComfyUI model, is a 409, as the document says). Cases
+# workflow runs on a ComfyUI model of the catalog (ST_COMFY_MODEL, served by the test; a stateful link may bring a model another step
+# removed (404) or one that is no ComfyUI model (409), as the document says). Cases
 # keep what schemathesis drew with those made to agree; schemathesis checks a case again after a hook
 # edits it, so one made valid here is judged as valid.
 import os
