@@ -3,6 +3,7 @@
 // (one ping after the first block opens); then message_delta (stop reason, usage) and message_stop.
 import { messageId, stopReason, type MessageContext } from "./response.ts";
 import { signThinking } from "./signature.ts";
+import { SseData } from "../sse-data.ts";
 
 interface ChunkDelta {
   content?: string | null;
@@ -28,7 +29,7 @@ export class AnthropicStream {
   private pinged = false;
   private finish: string | null = null;
   private matched: unknown = null;
-  private buf = "";
+  private readonly sse = new SseData();
   private done = false;
 
   constructor(private readonly ctx: MessageContext) {}
@@ -41,19 +42,8 @@ export class AnthropicStream {
 
   /** Raw SSE text from the engine; returns the Anthropic events it completes. */
   push(text: string): string {
-    this.buf += text;
     let out = "";
-    let at: number;
-    while ((at = this.buf.indexOf("\n\n")) >= 0) {
-      const event = this.buf.slice(0, at);
-      this.buf = this.buf.slice(at + 2);
-      for (const line of event.split("\n")) {
-        if (!line.startsWith("data:")) continue;
-        const data = line.slice(5).trim();
-        if (data === "[DONE]") out += this.end();
-        else if (data) out += this.chunk(JSON.parse(data) as OpenAIChatChunk);
-      }
-    }
+    for (const data of this.sse.push(text)) out += data === "[DONE]" ? this.end() : this.chunk(JSON.parse(data) as OpenAIChatChunk);
     return out;
   }
 

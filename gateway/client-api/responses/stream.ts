@@ -6,6 +6,7 @@
 import type { OpenAIChatChunk } from "../anthropic/stream.ts";
 import { newId } from "./request.ts";
 import { messageItem, responseObject, type ChatUsage, type OutputItem, type ResponseContext, type ResponseObject } from "./response.ts";
+import { SseData } from "../sse-data.ts";
 
 type Open = { kind: "message" | "reasoning"; text: string } | { kind: "call"; toolIndex: number; callId: string; name: string; args: string };
 
@@ -15,7 +16,7 @@ export class ResponsesStream {
   private seq = 0;
   private open: (Open & { id: string }) | null = null;
   private finish: string | null = null;
-  private buf = "";
+  private readonly sse = new SseData();
   private ended = false;
 
   constructor(private readonly ctx: ResponseContext) {}
@@ -31,18 +32,8 @@ export class ResponsesStream {
 
   /** Raw SSE text from the engine; returns the events it completes. */
   push(text: string): string {
-    this.buf += text;
     let out = "";
-    let at: number;
-    while ((at = this.buf.indexOf("\n\n")) >= 0) {
-      const event = this.buf.slice(0, at);
-      this.buf = this.buf.slice(at + 2);
-      for (const line of event.split("\n")) {
-        if (!line.startsWith("data:")) continue;
-        const data = line.slice(5).trim();
-        if (data && data !== "[DONE]") out += this.chunk(JSON.parse(data) as OpenAIChatChunk);
-      }
-    }
+    for (const data of this.sse.push(text)) if (data !== "[DONE]") out += this.chunk(JSON.parse(data) as OpenAIChatChunk);
     return out;
   }
 
