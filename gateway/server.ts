@@ -19,10 +19,13 @@ import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
 import { Limiter } from "./auth/limiter.ts";
 import { clientApi } from "./client-api/app.ts";
+import { authRoutes } from "./client-api/auth-routes.ts";
 import { withHotPath } from "./client-api/hot-path.ts";
 import { ResponseStore } from "./client-api/responses/store.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
+import { IdentityProviders } from "./people/sign-in-settings.ts";
+import { SessionStore } from "./people/sessions.ts";
 import { EndpointRegistry } from "./router/registry.ts";
 import { engineKey } from "../common/engine-key.ts";
 import { Waker } from "./router/wake.ts";
@@ -107,8 +110,12 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
+  // Sign-in (gateway/client-api/auth-routes.ts): redirect URIs are made from the public URL, by default this port's.
+  let publicUrl = c.LLMGW_PUBLIC_URL ? new URL(c.LLMGW_PUBLIC_URL) : undefined;
+  const auth = authRoutes({ db, redis: usageConn, sessions: new SessionStore(usageConn), providers: IdentityProviders.fromFile(c.LLMGW_SIGN_IN_FILE), publicUrl: () => publicUrl! });
+  const clientDeps = { auth, keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
   const client = await listen(withHotPath(clientDeps, clientApi(clientDeps)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  publicUrl ??= new URL(`http://${c.LLMGW_HOST.includes(":") ? `[${c.LLMGW_HOST}]` : c.LLMGW_HOST}:${portOf(client)}`);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
@@ -126,6 +133,7 @@ export async function startGateway(): Promise<Gateway> {
     metricsPort: portOf(metricsServer),
     controlPort: control.port,
     async close() {
+      auth.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       tls?.close();
       await usage.close();

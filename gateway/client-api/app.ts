@@ -56,6 +56,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
 
+  if (deps.auth) app.use("/auth", deps.auth);
+
   // Every other path, in or out of /v1, is a JSON 404: never Express's HTML page.
   app.use((req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));
   app.use((err: unknown, req: Request, res: Response, _next: NextFunction) => answerError(req, res, err));

@@ -3,7 +3,7 @@
 // Kept apart from app.ts and forward.ts so route modules can name them without importing either.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { Request } from "express";
+import type { Request, Router } from "express";
 import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
@@ -29,6 +29,8 @@ export interface ClientApiDeps {
   jobs?: JobsDeps;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
+  /** Sign-in under /auth (./auth-routes.ts); without it no sign-in route is served. */
+  auth?: Router;
 }
 
 /** An authenticated request inside express. */
