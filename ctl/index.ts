@@ -26,6 +26,8 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
+  login: async () => (await import("./login.ts")).loginCommand,
+  logout: async () => (await import("./login.ts")).logoutCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -51,6 +53,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
   guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
+  login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {
