@@ -104,7 +104,10 @@ export async function oidcProviderOf(deps: AuthDeps, name: string): Promise<Oidc
 
 /** A refusal of the provider's answer: its reason (openid-client's words name the claim, never a token). */
 export function refusedAnswer(provider: string, err: unknown): ApiError {
-  const reason = ((err as Error).message ?? "refused").slice(0, 200);
+  // openid-client's own error wraps the check that failed (its message names the claim, never holds the token).
+  const inner = (err as { cause?: unknown }).cause;
+  const detail = inner instanceof Error && inner.message !== (err as Error).message ? `: ${inner.message}` : "";
+  const reason = `${(err as Error).message ?? "refused"}${detail}`.slice(0, 240);
   log.warn("an identity provider's answer was refused", { provider, reason });
   return new ApiError("authentication", `the identity provider's answer was refused: ${reason}`, { code: "provider_answer_refused" });
 }
