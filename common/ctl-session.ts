@@ -1,5 +1,5 @@
 // The session `llmgw ctl login` keeps for later commands: in ctl's settings file, JSON, mode 0600
-// (LLMGW_CTL_SETTINGS_FILE, default $XDG_CONFIG_HOME/llmgw/ctl.json or ~/.config/llmgw/ctl.json),
+// (LLMGW_CTL_FILE, default $XDG_CONFIG_HOME/llmgw/ctl.json or ~/.config/llmgw/ctl.json),
 // field `session` (the llmgw-sess-… token) beside `url` (the gateway it came from). LLMGW_SESSION
 // in the environment wins over the file. ctl sends it as `Authorization: Bearer llmgw-sess-…`.
 import fs from "node:fs";
@@ -18,7 +18,7 @@ export interface CtlSettingsFile {
 }
 
 export function ctlSettingsFilePath(env: NodeJS.ProcessEnv = process.env): string {
-  if (env.LLMGW_CTL_SETTINGS_FILE) return path.resolve(env.LLMGW_CTL_SETTINGS_FILE);
+  if (env.LLMGW_CTL_FILE) return path.resolve(env.LLMGW_CTL_FILE);
   return path.join(env.XDG_CONFIG_HOME || path.join(os.homedir(), ".config"), "llmgw", "ctl.json");
 }
 

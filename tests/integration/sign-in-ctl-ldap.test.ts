@@ -40,7 +40,7 @@ describe("ctl login (device flow) and LDAP sign-in", () => {
   let gw: SignInGateway;
   let browser: Browser;
   const settingsFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-ctl-")), "ctl.json");
-  const ctlEnv = { LLMGW_CTL_SETTINGS_FILE: settingsFile, LLMGW_ADMIN_TOKEN: "", LLMGW_SESSION: "" };
+  const ctlEnv = { LLMGW_CTL_FILE: settingsFile, LLMGW_ADMIN_TOKEN: "", LLMGW_SESSION: "" };
 
   before(async () => {
     const port = await freePort();

@@ -83,14 +83,14 @@ describe("a return path", () => {
 
 describe("ctl's session", () => {
   it("is kept in a file of mode 0600, field session, and LLMGW_SESSION wins", () => {
-    const env = { LLMGW_CTL_SETTINGS_FILE: path.join(dir, "nested", "ctl.json") };
+    const env = { LLMGW_CTL_FILE: path.join(dir, "nested", "ctl.json") };
     assert.equal(ctlSession(env), undefined);
     writeCtlSettingsFile({ url: "http://127.0.0.1:8080", session: "llmgw-sess-from-file" }, env);
-    assert.equal(fs.statSync(env.LLMGW_CTL_SETTINGS_FILE).mode & 0o777, 0o600);
+    assert.equal(fs.statSync(env.LLMGW_CTL_FILE).mode & 0o777, 0o600);
     assert.deepEqual(ctlSession(env), { token: "llmgw-sess-from-file", url: "http://127.0.0.1:8080" });
     assert.deepEqual(ctlSession({ ...env, LLMGW_SESSION: "llmgw-sess-from-env" }), { token: "llmgw-sess-from-env", url: "http://127.0.0.1:8080" });
     assert.equal(readCtlSettingsFile(env).session, "llmgw-sess-from-file");
-    fs.writeFileSync(env.LLMGW_CTL_SETTINGS_FILE, "not json");
+    fs.writeFileSync(env.LLMGW_CTL_FILE, "not json");
     assert.throws(() => ctlSession(env), /is not JSON; remove it and run llmgw ctl login again/);
   });
 });
