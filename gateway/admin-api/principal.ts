@@ -97,7 +97,7 @@ export function principalMiddleware(o: PrincipalOptions) {
       if (!token.startsWith(SESSION_TOKEN_PREFIX)) {
         if (o.adminToken === null || viaCookie || !tokenMatches(auth, `Bearer ${o.adminToken}`)) throw new AdminError(401, refused);
         // Break-glass: every use is logged, with what it did (the token never).
-        log.info("admin token used (break-glass platform-admin)", { method: req.method, route: req.path });
+        log.info("admin token used (break-glass platform-admin)", { method: req.method, route: req.baseUrl + req.path });
         principals.set(req, { kind: "admin-token", roles: new Set<Role>(["platform-admin"]) });
         return;
       }
