@@ -106,7 +106,7 @@ describe("people, memberships, group mappings and people's own keys", () => {
       ["POST", "/people", { name: "X", admin: true }, 400, null],
       ["POST", "/people", "{not json", 400, null],
       ["POST", `/people/${target}/memberships`, { scope: "project", name: orgs.a.project.name, role: "god" }, 400, "role"],
-      ["POST", `/people/${target}/memberships`, { scope: "platform", name: "x", role: "viewer" }, 400, "name"],
+      ["POST", `/people/${target}/memberships`, { scope: "platform", name: "x", role: "viewer" }, 400, null],
       ["POST", `/people/${target}/memberships`, { scope: "project", name: orgs.a.project.name, role: "org-admin" }, 400, "role"],
       ["POST", `/people/${target}/memberships`, { scope: "platform", role: "member" }, 400, "role"],
       ["POST", `/people/${target}/memberships`, { scope: "org", role: "org-admin" }, 400, "name"],
