@@ -49,9 +49,12 @@ export function writeCtlSettingsFile(s: CtlSettingsFile, env: NodeJS.ProcessEnv 
   return file;
 }
 
-/** The session ctl signs in with: LLMGW_SESSION, else the settings file's `session`; with the URL it belongs to. */
+/**
+ * The session ctl signs in with: LLMGW_SESSION (its gateway is LLMGW_ADMIN_URL's: the file's URL
+ * may be another's), else the settings file's `session` with the URL it was made at.
+ */
 export function ctlSession(env: NodeJS.ProcessEnv = process.env): { token: string; url?: string } | undefined {
+  if (env.LLMGW_SESSION) return { token: env.LLMGW_SESSION };
   const file = readCtlSettingsFile(env);
-  if (env.LLMGW_SESSION) return { token: env.LLMGW_SESSION, url: file.url };
   return file.session ? { token: file.session, url: file.url } : undefined;
 }

@@ -32,10 +32,16 @@ function fromFiles(dataDir: string): { url?: string; token?: string } {
   }
 }
 
+/** Where the admin API is: LLMGW_ADMIN_URL, the data directory's endpoints.json, else host and port. */
+export function adminBaseUrl(): string {
+  const c = ctlSettings();
+  return c.LLMGW_ADMIN_URL ?? fromFiles(c.dataDir).url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
+}
+
 export function adminClient(): AdminClient {
   const c = ctlSettings();
   const files = fromFiles(c.dataDir);
-  const base = c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
+  const base = adminBaseUrl();
   // A person signed in (ctl login, or LLMGW_SESSION) acts as themselves, unless an admin token is given.
   if (!c.LLMGW_ADMIN_TOKEN) {
     let session;
@@ -44,7 +50,7 @@ export function adminClient(): AdminClient {
     } catch (err) {
       throw new CtlError((err as Error).message);
     }
-    if (session) return adminClientFor(c.LLMGW_ADMIN_URL ?? session.url ?? base, session.token);
+    if (session) return adminClientFor(session.url ?? base, session.token);
   }
   const token = c.LLMGW_ADMIN_TOKEN ?? files.token;
   if (!token) throw new CtlError(`no admin token: set LLMGW_ADMIN_TOKEN or run where ${c.dataDir}/admin-token exists`);

@@ -25,6 +25,7 @@ import { orgBody, teamBody } from "./orgs.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
+import { peopleNamed, peopleOperations } from "./openapi-people.ts";
 
 const V1 = "/api/v1";
 const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
@@ -116,6 +117,8 @@ export const adminOperations: Operation[] = [
   { method: "delete", path: `${V1}/guard/policies/:name`, summary: "Remove a guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("Removed", out.deleted) },
   { method: "get", path: `${V1}/guard/explain`, summary: "The merged guardrail policy a key and model get, and where each rule came from", tag: "guard", query: guardExplainQuery, responses: ok("The merged policy", out.guardExplain) },
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
+
+  ...peopleOperations,
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -125,8 +128,12 @@ export function adminOpenApi(): Record<string, unknown> {
     title: "llmgw admin API",
     version: "1",
     description:
-      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
-    security: { adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" } },
+      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token or a person's session, and each is open to the roles docs/people.md lists (else 403). Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
+    security: {
+      adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN: the break-glass platform-admin, on the admin port only" },
+      session: { type: "http", scheme: "bearer", description: "a person's session, llmgw-sess-… (ctl login); what it may call is the person's roles (docs/people.md)" },
+      sessionCookie: { type: "apiKey", in: "cookie", name: "llmgw_session", description: "the console's session cookie; POST, PUT, PATCH and DELETE also need x-csrf-token" },
+    },
     named: {
       ModelEntry: modelEntry,
       ComfyWorkflowEntry: comfyWorkflowEntry,
@@ -149,6 +156,7 @@ export function adminOpenApi(): Record<string, unknown> {
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
+      ...peopleNamed,
       Accepted: out.accepted,
       Error: out.adminError,
     },

@@ -88,7 +88,7 @@ describe("ctl's session", () => {
     writeCtlSettingsFile({ url: "http://127.0.0.1:8080", session: "llmgw-sess-from-file" }, env);
     assert.equal(fs.statSync(env.LLMGW_CTL_FILE).mode & 0o777, 0o600);
     assert.deepEqual(ctlSession(env), { token: "llmgw-sess-from-file", url: "http://127.0.0.1:8080" });
-    assert.deepEqual(ctlSession({ ...env, LLMGW_SESSION: "llmgw-sess-from-env" }), { token: "llmgw-sess-from-env", url: "http://127.0.0.1:8080" });
+    assert.deepEqual(ctlSession({ ...env, LLMGW_SESSION: "llmgw-sess-from-env" }), { token: "llmgw-sess-from-env" });
     assert.equal(readCtlSettingsFile(env).session, "llmgw-sess-from-file");
     fs.writeFileSync(env.LLMGW_CTL_FILE, "not json");
     assert.throws(() => ctlSession(env), /is not JSON; remove it and run llmgw ctl login again/);
