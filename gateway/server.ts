@@ -122,6 +122,7 @@ export async function startGateway(): Promise<Gateway> {
   const front = (req: http.IncomingMessage, res: http.ServerResponse) => (req.url === "/api/v1" || req.url?.startsWith("/api/v1/") || req.url?.startsWith("/api/v1?") ? peopleAdmin(req, res) : clientApp(req, res));
   const client = await listen(withHotPath(clientDeps, front), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   publicUrl ??= new URL(`http://${c.LLMGW_HOST.includes(":") ? `[${c.LLMGW_HOST}]` : c.LLMGW_HOST}:${portOf(client)}`);
+  if (!c.LLMGW_PUBLIC_URL && c.LLMGW_SIGN_IN_FILE && !/^(127\.|localhost$|::1$)/.test(c.LLMGW_HOST)) log.warn("sign-in is configured but LLMGW_PUBLIC_URL is not: redirect URIs name this gateway's own address", { publicUrl: publicUrl.href });
   const admin = await listen(adminApi({ ...adminOpts, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
