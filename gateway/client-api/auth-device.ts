@@ -12,6 +12,8 @@ import { ApiError } from "../errors.ts";
 import { disabledRefusal, oidcProviderOf, refusedAnswer, signIn, type AuthDeps } from "./auth-http.ts";
 
 const HANDLE_PREFIX = "llmgw-dev-";
+/** Device sign-ins one gateway waits on at once: anyone may start one, so their number is bounded. */
+export const MAX_DEVICE_WAITS = 200;
 const flowKey = (handle: string) => `llmgw:device:${createHash("sha256").update(handle).digest("hex")}`;
 const cipherKey = (handle: string) => createHash("sha256").update(`llmgw device flow\0${handle}`).digest();
 
@@ -52,6 +54,7 @@ export function deviceRoutes(deps: AuthDeps): Router & { close(): void } {
     const names = deps.providers.settings.oidc.map((p) => p.name);
     const name = body.provider ?? (names.length === 1 ? names[0]! : undefined);
     if (!name) throw new ApiError("invalid_request", `say which provider: ${names.join(", ") || "none is configured"}`, { param: "provider", code: "provider_required" });
+    if (waits.size >= MAX_DEVICE_WAITS) throw new ApiError("unavailable", "too many device sign-ins are waiting on this gateway; try again in a minute", { code: "too_many_device_sign_ins", retryAfterS: 60 });
     const provider = await oidcProviderOf(deps, name);
     let started;
     try {
