@@ -13,6 +13,7 @@ import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { ResponseStore } from "./responses/store.ts";
 import type { GuardService } from "../guard/service.ts";
+import type { ScimDeps } from "../scim/effects.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -29,6 +30,8 @@ export interface ClientApiDeps {
   jobs?: JobsDeps;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
+  /** SCIM provisioning under /scim/v2 (gateway/scim/); without it those paths are 404s. */
+  scim?: ScimDeps;
 }
 
 /** An authenticated request inside express. */
