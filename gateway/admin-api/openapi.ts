@@ -25,6 +25,7 @@ import { orgBody, teamBody } from "./orgs.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
+import { peopleNamed, peopleOperations } from "./openapi-people.ts";
 import { scimTokenBody, scimTokenCreated, scimTokenList, scimTokenOut, scimTokenRef } from "./scim-tokens.ts";
 
 const V1 = "/api/v1";
@@ -120,6 +121,8 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/scim/tokens`, summary: "SCIM tokens (never the tokens themselves)", tag: "scim", responses: ok("The tokens", scimTokenList) },
   { method: "delete", path: `${V1}/scim/tokens/:id`, summary: "Revoke a SCIM token by id or name: the provider's next request is a 401", tag: "scim", params: scimTokenRef, responses: ok("Revoked", scimTokenOut) },
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
+
+  ...peopleOperations,
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -153,6 +156,7 @@ export function adminOpenApi(): Record<string, unknown> {
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
+      ...peopleNamed,
       Accepted: out.accepted,
       Error: out.adminError,
     },
