@@ -14,13 +14,21 @@ type GroupRow = Prisma.DirectoryGroupGetPayload<{ include: typeof include }>;
 
 const OWN_FIELDS = ["schemas", "id", "meta", "displayName", "externalId", "members"];
 
+/** A member's display as the provider wrote it (kept in scim.members), else the person's name. */
+function displays(g: GroupRow): Map<string, string> {
+  const given = ((g.scim ?? {}) as { members?: { value: string; display: string }[] }).members ?? [];
+  return new Map(given.map((m) => [m.value, m.display]));
+}
+
 export function toScimGroup(g: GroupRow, basePath: string): Record<string, unknown> {
+  const given = displays(g);
+  const { members: _given, ...extra } = (g.scim ?? {}) as Record<string, unknown>;
   return {
-    ...((g.scim ?? {}) as Record<string, unknown>),
+    ...extra,
     id: g.id,
     displayName: g.displayName,
     ...(g.externalId ? { externalId: g.externalId } : {}),
-    ...(g.members.length ? { members: g.members.map((m) => ({ value: m.person.id, display: m.person.name, type: "User", $ref: `${basePath}/Users/${m.person.id}` })) } : {}),
+    ...(g.members.length ? { members: g.members.map((m) => ({ value: m.person.id, display: given.get(m.person.id) ?? m.person.name, type: "User", $ref: `${basePath}/Users/${m.person.id}` })) } : {}),
     meta: { resourceType: "Group", created: g.createdAt, lastModified: g.updatedAt, version: etagOf(g.version) },
   };
 }
@@ -36,7 +44,7 @@ async function wanted(ctx: ScimCtx, instance: unknown): Promise<Wanted> {
   const g = plain(instance);
   const displayName = typeof g.displayName === "string" ? g.displayName.trim() : "";
   if (!displayName) throw scimError(400, "invalidValue", "displayName is required");
-  const members = Array.isArray(g.members) ? (g.members as { value?: unknown; type?: unknown }[]) : [];
+  const members = Array.isArray(g.members) ? (g.members as { value?: unknown; display?: unknown }[]) : [];
   const memberIds = [...new Set(members.map((m) => m.value))];
   if (memberIds.some((v) => typeof v !== "string" || !v)) throw scimError(400, "invalidValue", "every member needs the value of a User's id");
   const found = await ctx.db.person.findMany({ where: { id: { in: memberIds as string[] } }, select: { id: true } });
@@ -45,6 +53,8 @@ async function wanted(ctx: ScimCtx, instance: unknown): Promise<Wanted> {
   if (missing.length) throw scimError(400, "invalidValue", `no User with id ${String(missing[0])} (members must be Users)`);
   const scim: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(g)) if (!OWN_FIELDS.includes(k)) scim[k] = v;
+  const given = members.filter((m) => typeof m.display === "string").map((m) => ({ value: m.value as string, display: m.display as string }));
+  if (given.length) scim.members = given;
   return { displayName, externalId: typeof g.externalId === "string" && g.externalId ? g.externalId : null, memberIds: memberIds as string[], scim };
 }
 

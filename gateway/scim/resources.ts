@@ -12,6 +12,19 @@ export const SCIM_BASE = "/scim/v2";
 
 let declared = false;
 
+type Attr = { config: { canonicalValues?: unknown }; subAttributes?: Attr[] };
+
+/**
+ * scimmy 1.3 gives some free-text `type`s (roles', x509Certificates') an empty list of canonical
+ * values, which refuses every value; RFC 7643 §4.1.2 names none for them, so they take any.
+ */
+function freeEmptyCanonicalValues(attributes: Attr[]): void {
+  for (const a of attributes) {
+    if (Array.isArray(a.config.canonicalValues) && a.config.canonicalValues.length === 0) a.config.canonicalValues = false;
+    if (a.subAttributes) freeEmptyCanonicalValues(a.subAttributes);
+  }
+}
+
 export function declareScim(): void {
   if (declared) return;
   declared = true;
@@ -27,6 +40,7 @@ export function declareScim(): void {
       { type: "oauthbearertoken", name: "OAuth Bearer Token", description: "A SCIM token from `llmgw ctl scim token create`, sent as Authorization: Bearer", specUri: "https://datatracker.ietf.org/doc/html/rfc6750", primary: true },
     ],
   });
+  for (const S of [SCIMMY.Schemas.User, SCIMMY.Schemas.Group, SCIMMY.Schemas.EnterpriseUser]) freeEmptyCanonicalValues(S.definition.attributes as unknown as Attr[]);
   const User = SCIMMY.Resources.User.extend(SCIMMY.Schemas.EnterpriseUser, false);
   SCIMMY.Resources.declare(User);
   SCIMMY.Resources.declare(SCIMMY.Resources.Group);

@@ -15,7 +15,20 @@ import { verifyScimBearer } from "./tokens.ts";
 type Handler = (req: Request, res: Response) => Promise<void>;
 const wrap = (h: Handler) => (req: Request, res: Response, next: NextFunction) => void h(req, res).catch(next);
 
-const send = (res: Response, status: number, body: unknown) => {
+/**
+ * RFC 7644 §3.9: `schemas` and `id` are always returned; scimmy's projection (`attributes=…`) can
+ * leave `schemas` out, so it is put back from the attributes the resource holds.
+ */
+function withSchemas(body: unknown, core: string): unknown {
+  const o = body as Record<string, unknown> | null;
+  if (!o || typeof o !== "object" || Array.isArray(o)) return o;
+  if (Array.isArray(o.Resources)) return { ...o, Resources: o.Resources.map((r) => withSchemas(r, core)) };
+  if (!("id" in o) || Array.isArray(o.schemas)) return o;
+  return { schemas: [core, ...Object.keys(o).filter((k) => k.startsWith("urn:"))], ...o };
+}
+
+const sendBody = (res: Response, status: number, body: unknown, core?: string) => {
+  if (core) body = withSchemas(JSON.parse(JSON.stringify(body)), core);
   const version = (body as { meta?: { version?: string } } | undefined)?.meta?.version;
   if (version) res.setHeader("etag", version);
   res.status(status).type(SCIM_CONTENT_TYPE).send(JSON.stringify(body));
@@ -32,19 +45,38 @@ function ifMatchOf(header: string | undefined): ScimCtx["ifMatch"] {
 function normalisePatch(body: unknown): unknown {
   const ops = (body as { Operations?: unknown } | undefined)?.Operations;
   if (!Array.isArray(ops)) return body;
+  const out: Record<string, unknown>[] = [];
   const bool = (v: unknown) => (v === "True" || v === "true" ? true : v === "False" || v === "false" ? false : v);
   for (const op of ops as Record<string, unknown>[]) {
-    if (!op || typeof op !== "object") continue;
+    if (!op || typeof op !== "object") {
+      out.push(op);
+      continue;
+    }
     if (typeof op.op === "string") op.op = op.op.toLowerCase();
+    // A whole extension's value may come as its model, `schemas` and all; scimmy wants only its attributes.
+    if (typeof op.path === "string" && op.path.startsWith("urn:") && op.value && typeof op.value === "object") delete (op.value as Record<string, unknown>).schemas;
+    // scimmy cannot remove a whole extension (1.3 throws): each of its attributes is removed instead.
+    const extension = typeof op.path === "string" ? EXTENSIONS.get(op.path) : undefined;
+    if (op.op === "remove" && extension) {
+      out.push(...extension.map((name) => ({ op: "remove", path: `${op.path as string}:${name}` })));
+      continue;
+    }
     if (typeof op.path === "string" && op.path.toLowerCase() === "active") op.value = bool(op.value);
     if (!op.path && op.value && typeof op.value === "object" && "active" in op.value) (op.value as Record<string, unknown>).active = bool((op.value as Record<string, unknown>).active);
+    out.push(op);
   }
-  return body;
+  return { ...(body as object), Operations: out };
 }
+
+/** Each schema extension's own attributes, by its URN. */
+const EXTENSIONS = new Map(
+  [SCIMMY.Schemas.EnterpriseUser.definition].map((d) => [d.id, d.attributes.map((a) => a.name).filter((n) => !["schemas", "id", "externalId", "meta"].includes(n))]),
+);
 
 type ResourceClass = typeof SCIMMY.Resources.User | typeof SCIMMY.Resources.Group;
 
 function resourceRoutes(r: Router, path: string, R: () => ResourceClass, deps: ScimDeps): void {
+  const send = (res: Response, status: number, body: unknown) => sendBody(res, status, body, R().schema.definition.id);
   const ctx = (req: Request): ScimCtx => ({ ...deps, basePath: SCIM_BASE, ifMatch: ifMatchOf(req.headers["if-match"]) });
   const def = () => R().schema.definition;
   const single = (req: Request) => listParams(def(), { attributes: req.query.attributes, excludedAttributes: req.query.excludedAttributes });
@@ -107,11 +139,11 @@ export function scimRoutes(deps: ScimDeps): Router {
   });
   r.use(express.json({ type: ["application/scim+json", "application/json"], limit: "1mb" }));
 
-  r.get("/ServiceProviderConfig", wrap(async (_req, res) => send(res, 200, await new SCIMMY.Resources.ServiceProviderConfig().read())));
-  r.get("/ResourceTypes", wrap(async (_req, res) => send(res, 200, await new SCIMMY.Resources.ResourceType().read())));
-  r.get("/ResourceTypes/:id", wrap(async (req, res) => send(res, 200, await new SCIMMY.Resources.ResourceType(String(req.params.id)).read())));
-  r.get("/Schemas", wrap(async (_req, res) => send(res, 200, await new SCIMMY.Resources.Schema().read())));
-  r.get("/Schemas/:id", wrap(async (req, res) => send(res, 200, await new SCIMMY.Resources.Schema(String(req.params.id)).read())));
+  r.get("/ServiceProviderConfig", wrap(async (_req, res) => sendBody(res, 200, await new SCIMMY.Resources.ServiceProviderConfig().read())));
+  r.get("/ResourceTypes", wrap(async (_req, res) => sendBody(res, 200, await new SCIMMY.Resources.ResourceType().read())));
+  r.get("/ResourceTypes/:id", wrap(async (req, res) => sendBody(res, 200, await new SCIMMY.Resources.ResourceType(String(req.params.id)).read())));
+  r.get("/Schemas", wrap(async (_req, res) => sendBody(res, 200, await new SCIMMY.Resources.Schema().read())));
+  r.get("/Schemas/:id", wrap(async (req, res) => sendBody(res, 200, await new SCIMMY.Resources.Schema(String(req.params.id)).read())));
   resourceRoutes(r, "/Users", () => SCIMMY.Resources.User, deps);
   resourceRoutes(r, "/Groups", () => SCIMMY.Resources.Group, deps);
 

@@ -16,17 +16,18 @@ const include = {
 type PersonRow = Prisma.PersonGetPayload<{ include: typeof include }>;
 
 /** What SCIM keeps beside the person's own columns; never a password (write-only, and not ours to hold). */
-const OWN_FIELDS = ["schemas", "id", "meta", "userName", "externalId", "active", "password", "groups"];
+const OWN_FIELDS = ["schemas", "id", "meta", "userName", "externalId", "password", "groups"];
 
 export function toScimUser(p: PersonRow, basePath: string): Record<string, unknown> {
-  const extra = (p.scim ?? {}) as Record<string, unknown>;
+  const { active, ...extra } = (p.scim ?? {}) as Record<string, unknown>;
   const made = p.scimUserName !== null;
   return {
     ...(made ? extra : { displayName: p.name, ...(p.email ? { emails: [{ value: p.email, primary: true }] } : {}) }),
+    // `active` as the column has it; left out only where the provider removed it (the person is then enabled).
+    ...(!made || active !== undefined ? { active: !p.disabled } : {}),
     id: p.id,
     userName: made ? (extra.userName as string | undefined) ?? p.scimUserName : (p.email ?? p.id),
     ...(p.identities[0] ? { externalId: p.identities[0].subject } : {}),
-    active: !p.disabled,
     ...(p.groups.length ? { groups: p.groups.map((g) => ({ value: g.group.id, display: g.group.displayName, $ref: `${basePath}/Groups/${g.group.id}`, type: "direct" })) } : {}),
     meta: { resourceType: "User", created: p.createdAt, lastModified: p.updatedAt, version: etagOf(p.version) },
   };
