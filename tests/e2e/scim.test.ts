@@ -84,4 +84,78 @@ describe("SCIM 2.0", () => {
     // Discovery, CRUD and PATCH of both Users and Groups ran, not only discovery.
     for (const resource of ["User", "Group"]) assert.ok(passed.filter((r) => r.resource === resource).length >= 10, `too few checks passed for ${resource}: ${JSON.stringify(results)}`);
   });
+
+  it("versions every resource: ETag W/\"n\", If-None-Match 304, a stale If-Match 412", async () => {
+    const made = await newUser("etag.person");
+    const id = made.body.id as string;
+    assert.equal(made.headers.get("etag"), 'W/"1"');
+    assert.equal((made.body.meta as { version: string }).version, 'W/"1"');
+    const got = await scim("GET", `/Users/${id}`);
+    assert.equal(got.headers.get("etag"), 'W/"1"');
+    assert.equal((await scim("GET", `/Users/${id}`, undefined, { "if-none-match": 'W/"1"' })).status, 304);
+    const patch = { schemas: [PATCH_SCHEMA], Operations: [{ op: "replace", path: "displayName", value: "Ada L." }] };
+    const patched = await scim("PATCH", `/Users/${id}`, patch, { "if-match": 'W/"1"' });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    assert.equal(patched.headers.get("etag"), 'W/"2"');
+    isScimError(await scim("PATCH", `/Users/${id}`, { ...patch, Operations: [{ op: "replace", path: "displayName", value: "stale" }] }, { "if-match": 'W/"1"' }), 412);
+    assert.equal((await scim("GET", `/Users/${id}`)).body.displayName, "Ada L.");
+    // Entra ID's capitalised ops and string booleans are understood.
+    const entra = await scim("PATCH", `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "Replace", path: "active", value: "False" }] });
+    assert.equal(entra.body.active, false, JSON.stringify(entra.body));
+  });
+
+  it("answers malformed requests in SCIM's error shape and changes nothing", async () => {
+    const target = await newUser("malformed.target");
+    const id = target.body.id as string;
+    const etag = target.headers.get("etag")!;
+    const group = await scim("POST", "/Groups", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "malformed-group", members: [{ value: id }] });
+    assert.equal(group.status, 201, JSON.stringify(group.body));
+    const gid = group.body.id as string;
+    const snapshot = async () => {
+      const audit = await p.admin<{ data: unknown[] }>("GET", "/audit?since=1h&limit=10000");
+      return {
+        user: (await scim("GET", `/Users/${id}`)).body,
+        group: (await scim("GET", `/Groups/${gid}`)).body,
+        users: (await scim("GET", "/Users?count=0")).body.totalResults,
+        groups: (await scim("GET", "/Groups?count=0")).body.totalResults,
+        audit: audit.data.length,
+      };
+    };
+    const before = await snapshot();
+    const cases: [string, () => Promise<Answer>, number, string | null][] = [
+      ["filter with no value", () => scim("GET", `/Users?filter=${encodeURIComponent("userName eq")}`), 400, "invalidFilter"],
+      ["filter unbalanced", () => scim("GET", `/Users?filter=${encodeURIComponent('(userName eq "a"')}`), 400, "invalidFilter"],
+      ["filter on an unknown attribute", () => scim("GET", `/Users?filter=${encodeURIComponent('shoeSize eq "42"')}`), 400, "invalidFilter"],
+      ["filter ending in an operator", () => scim("GET", `/Groups?filter=${encodeURIComponent('displayName eq "x" and')}`), 400, "invalidFilter"],
+      ["count not a number", () => scim("GET", "/Users?count=lots"), 400, "invalidValue"],
+      ["attributes naming an unknown attribute", () => scim("GET", `/Users/${id}?attributes=shoeSize`), 400, "invalidValue"],
+      ["body not JSON", () => scim("POST", "/Users", "{not json"), 400, "invalidSyntax"],
+      ["wrong schema", () => scim("POST", "/Users", { schemas: ["urn:example:params:scim:schemas:core:2.0:Widget"], userName: "widget" }), 400, "invalidSyntax"],
+      ["no userName", () => scim("POST", "/Users", { schemas: [USER_SCHEMA], displayName: "Nobody" }), 400, "invalidValue"],
+      ["userName taken (other case)", () => scim("POST", "/Users", { schemas: [USER_SCHEMA], userName: "MALFORMED.TARGET" }), 409, "uniqueness"],
+      ["active not a boolean", () => scim("POST", "/Users", { schemas: [USER_SCHEMA], userName: "bad.active", active: "perhaps" }), 400, "invalidValue"],
+      ["PATCH op unknown", () => scim("PATCH", `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "frobnicate", path: "active", value: false }] }), 400, "invalidSyntax"],
+      ["PATCH path unknown", () => scim("PATCH", `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "replace", path: "shoeSize", value: 42 }] }), 400, "invalidPath"],
+      ["PATCH without the PatchOp schema", () => scim("PATCH", `/Users/${id}`, { Operations: [{ op: "replace", path: "active", value: false }] }), 400, "invalidSyntax"],
+      ["PATCH with a stale If-Match", () => scim("PATCH", `/Users/${id}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "replace", path: "active", value: false }] }, { "if-match": 'W/"999"' }), 412, null],
+      ["PUT with a malformed If-Match", () => scim("PUT", `/Users/${id}`, { schemas: [USER_SCHEMA], userName: "malformed.target", active: false }, { "if-match": "not-an-etag" }), 412, null],
+      ["DELETE with a stale If-Match", () => scim("DELETE", `/Users/${id}`, undefined, { "if-match": 'W/"999"' }), 412, null],
+      ["group member that is no User", () => scim("PATCH", `/Groups/${gid}`, { schemas: [PATCH_SCHEMA], Operations: [{ op: "add", path: "members", value: [{ value: "no-such-person" }] }] }), 400, "invalidValue"],
+      ["group name taken", () => scim("POST", "/Groups", { schemas: ["urn:ietf:params:scim:schemas:core:2.0:Group"], displayName: "malformed-group" }), 409, "uniqueness"],
+      ["search without the SearchRequest schema", () => scim("POST", "/Users/.search", { filter: 'userName eq "x"' }), 400, "invalidSyntax"],
+      ["unknown User", () => scim("DELETE", "/Users/no-such-person"), 404, null],
+      ["DELETE on the collection", () => scim("DELETE", "/Users"), 405, null],
+      ["unknown endpoint", () => scim("GET", "/Widgets"), 404, null],
+    ];
+    for (const [what, send, status, scimType] of cases) {
+      const a = await send();
+      assert.equal(a.status, status, `${what}: ${JSON.stringify(a.body)}`);
+      isScimError(a, status);
+      assert.equal(a.body.scimType, scimType ?? undefined, `${what}: ${JSON.stringify(a.body)}`);
+      assert.match(a.headers.get("content-type") ?? "", /^application\/scim\+json/, what);
+    }
+    assert.deepEqual(await snapshot(), before);
+    // The current ETag still works: the refusals above left the version alone.
+    assert.equal((await scim("DELETE", `/Users/${id}`, undefined, { "if-match": etag })).status, 204);
+  });
 });
