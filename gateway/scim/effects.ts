@@ -32,8 +32,13 @@ export async function resyncPeople(deps: ScimDeps, personIds: Iterable<string>):
   for (const personId of new Set(personIds)) {
     const rows = await deps.db.directoryGroupMember.findMany({ where: { personId }, select: { group: { select: { displayName: true } } } });
     const changed = await syncGroupMemberships(deps.db, personId, SCIM_PROVIDER, rows.map((r) => r.group.displayName));
-    if (changed) await endPersonAccess(deps.db, deps.redis, personId, { sessions: false });
+    if (changed) await recheckKeys(deps, personId);
   }
+}
+
+/** Every gateway looks the person's keys up again (their grants changed); sessions stay. */
+export async function recheckKeys(deps: ScimDeps, personId: string): Promise<void> {
+  await endPersonAccess(deps.db, deps.redis, personId, { sessions: false });
 }
 
 /** A person just disabled: keys and sessions end. */

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import SCIMMY from "scimmy";
 import type { Prisma } from "../../common/db.ts";
 import { checkIfMatch, etagOf, isUniqueViolation, plain, type ScimCtx } from "./context.ts";
-import { auditScim, endDisabled, removePerson, SCIM_PROVIDER } from "./effects.ts";
+import { auditScim, endDisabled, recheckKeys, removePerson, SCIM_PROVIDER } from "./effects.ts";
 import { scimError } from "./errors.ts";
 
 const include = {
@@ -119,6 +119,8 @@ async function replace(ctx: ScimCtx, id: string, w: Wanted): Promise<PersonRow> 
   });
   await auditScim(ctx.db, "scim.user.update", `person/${id}`, rowView(p), auditView(id, w));
   if (w.disabled && !p.disabled) await endDisabled(ctx, id);
+  // Enabled again: the gateways' caches still hold the keys' refusal, so they look again too.
+  else if (!w.disabled && p.disabled) await recheckKeys(ctx, id);
   return findPerson(ctx, id);
 }
 
