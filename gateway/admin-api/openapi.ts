@@ -161,6 +161,7 @@ export function adminOpenApi(): Record<string, unknown> {
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
       ...peopleNamed,
+      ScimTokenRequest: scimTokenBody,
       Accepted: out.accepted,
       Error: out.adminError,
     },
