@@ -26,6 +26,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
+  scim: async () => (await import("./scim.ts")).scimCommand,
   people: async () => (await import("./people.ts")).peopleCommand,
   memberships: async () => (await import("./people.ts")).membershipsCommand,
   "group-mappings": async () => (await import("./people.ts")).groupMappingsCommand,
@@ -59,6 +60,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
   guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
   guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
+  scim token create NAME | token list | token revoke ID|NAME     (SCIM provisioning's bearer tokens)
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
   login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout
 every command takes --json`;

@@ -110,7 +110,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
+  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
   const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
   // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.

@@ -2,6 +2,7 @@
 // person's session (gateway/admin-api/principal.ts), each route open to the roles
 // gateway/admin-api/roles.ts names. The gateway mounts it on the client port too, for people only.
 import { guardRoutes } from "./guard.ts";
+import { scimTokenRoutes } from "./scim-tokens.ts";
 import express from "express";
 import type { Client } from "@temporalio/client";
 import type { Redis } from "ioredis";
@@ -82,6 +83,7 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   app.use("/api/v1", peopleRoutes(opts.db, opts.redis));
   app.use("/api/v1", groupMappingRoutes(opts.db));
   app.use("/api/v1", meRoutes(opts.db, opts.redis));
+  app.use("/api/v1", scimTokenRoutes(opts.db));
   // Every other path is a JSON 404 too: never Express's HTML page.
   app.use((req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

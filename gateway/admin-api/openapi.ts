@@ -26,6 +26,7 @@ import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
 import { peopleNamed, peopleOperations } from "./openapi-people.ts";
+import { scimTokenBody, scimTokenCreated, scimTokenList, scimTokenOut, scimTokenRef } from "./scim-tokens.ts";
 
 const V1 = "/api/v1";
 const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
@@ -116,6 +117,9 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/guard/policies/:name`, summary: "One guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("The policy", out.guardPolicy) },
   { method: "delete", path: `${V1}/guard/policies/:name`, summary: "Remove a guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("Removed", out.deleted) },
   { method: "get", path: `${V1}/guard/explain`, summary: "The merged guardrail policy a key and model get, and where each rule came from", tag: "guard", query: guardExplainQuery, responses: ok("The merged policy", out.guardExplain) },
+  { method: "post", path: `${V1}/scim/tokens`, summary: "A SCIM bearer token for an identity provider, shown this once (only its sha256 is kept)", tag: "scim", request: scimTokenBody, responses: { "201": { description: "Made", schema: scimTokenCreated }, "409": { description: "A token of that name exists", schema: out.adminError } } },
+  { method: "get", path: `${V1}/scim/tokens`, summary: "SCIM tokens (never the tokens themselves)", tag: "scim", responses: ok("The tokens", scimTokenList) },
+  { method: "delete", path: `${V1}/scim/tokens/:id`, summary: "Revoke a SCIM token by id or name: the provider's next request is a 401", tag: "scim", params: scimTokenRef, responses: ok("Revoked", scimTokenOut) },
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
 
   ...peopleOperations,
@@ -157,6 +161,7 @@ export function adminOpenApi(): Record<string, unknown> {
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
       ...peopleNamed,
+      ScimTokenRequest: scimTokenBody,
       Accepted: out.accepted,
       Error: out.adminError,
     },

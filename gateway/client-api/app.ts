@@ -19,6 +19,8 @@ import { clientOperations, serveClientOpenApi } from "./openapi.ts";
 import { swaggerUi } from "./swagger-ui.ts";
 import { meshRoutes } from "./jobs-3d.ts";
 import { workflowRunRoutes } from "./workflow-runs.ts";
+import { scimRoutes } from "../scim/routes.ts";
+import { SCIM_BASE } from "../scim/resources.ts";
 
 /** Gives the request its id and echoes it on whatever answer follows. */
 export function assignRequestId(req: IncomingMessage & { requestId?: string }, res: ServerResponse): void {
@@ -38,6 +40,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   // Before the key is checked: which methods a path takes is in the public document anyway.
   app.use(methodGuard(clientOperations, (req, res, next) => next(new ApiError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${String(res.getHeader("allow"))}`, { code: "method_not_allowed" }))));
   app.get("/health", (_req, res) => void res.json({ ok: true }));
+  // SCIM answers in its own error shape and behind its own token (docs/people.md, "SCIM").
+  if (deps.scim) app.use(SCIM_BASE, scimRoutes(deps.scim));
   // The API's description needs no key: Swagger UI and code generators read it first.
   app.get("/v1/openapi.json", serveClientOpenApi);
   app.use("/docs/api", swaggerUi("/v1/openapi.json"));

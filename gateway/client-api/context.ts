@@ -13,6 +13,7 @@ import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { ResponseStore } from "./responses/store.ts";
 import type { GuardService } from "../guard/service.ts";
+import type { ScimDeps } from "../scim/effects.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -31,6 +32,8 @@ export interface ClientApiDeps {
   responses?: ResponseStore;
   /** Sign-in under /auth (./auth-routes.ts); without it no sign-in route is served. */
   auth?: Router;
+  /** SCIM provisioning under /scim/v2 (gateway/scim/); without it those paths are 404s. */
+  scim?: ScimDeps;
 }
 
 /** An authenticated request inside express. */
