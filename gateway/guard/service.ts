@@ -6,7 +6,7 @@ import { Counter, type Registry } from "prom-client";
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
-import type { GuardDecision } from "./input.ts";
+import type { GuardDecision } from "./check.ts";
 import { applies, merge, type MergedPolicy, type StoredPolicy } from "./merge.ts";
 import { checkPolicy } from "./policy.ts";
 
