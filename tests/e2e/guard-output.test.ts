@@ -133,7 +133,7 @@ describe("guardrail output rules", () => {
 
   it("tool-call arguments are redacted inside valid JSON, whole and streamed", async () => {
     const a = await client(guarded.key).chat.completions.create({ model, messages: [{ role: "user", content: "mail it" }], tools: TOOLS });
-    const args = JSON.parse(a.choices[0]!.message.tool_calls![0]!.function.arguments) as { to: string; n: number };
+    const args = JSON.parse((a.choices[0]!.message.tool_calls![0] as { function: { arguments: string } }).function.arguments) as { to: string; n: number };
     assert.equal(args.to, "[EMAIL_1]");
     assert.equal(typeof args.n, "number");
     let streamed = "";
