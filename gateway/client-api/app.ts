@@ -54,7 +54,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.use("/v1", anthropicRoutes());
   app.use("/v1", responsesRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
-  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
+  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
 
   // Every other path, in or out of /v1, is a JSON 404: never Express's HTML page.
   app.use((req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));

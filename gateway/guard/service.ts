@@ -6,7 +6,8 @@ import { Counter, type Registry } from "prom-client";
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
-import type { GuardDecision } from "./check.ts";
+import { ApiError } from "../errors.ts";
+import { GuardBlock, TextCheck, type GuardDecision } from "./check.ts";
 import { applies, merge, type MergedPolicy, type StoredPolicy } from "./merge.ts";
 import { checkPolicy } from "./policy.ts";
 
@@ -76,5 +77,28 @@ export class GuardService {
     this.db.guardEvent
       .createMany({ data: decisions.map((d) => ({ id: randomUUID(), at, keyId: key.id, projectId: key.projectId, model, ...d })) })
       .catch((err: unknown) => log.warn("could not record guard events", { count: decisions.length, error: err as Error }));
+  }
+
+  /**
+   * A job's texts (a picture's prompt and negative prompt) checked by the input rules, as the
+   * inference routes' bodies are: the texts as the job may use them (redacted), or a GuardBlock.
+   */
+  checkTexts<T extends Record<string, string | undefined>>(key: KeyInfo, model: string, texts: T): T {
+    const policy = this.policyFor(key, model);
+    if (policy === null || policy.input.length === 0) return texts;
+    const c = new TextCheck(policy.input, "input");
+    try {
+      const out = Object.fromEntries(Object.entries(texts).map(([k, v]) => [k, v === undefined ? v : c.text(v)])) as T;
+      this.record(c.decisions, key, model);
+      return out;
+    } catch (err) {
+      if (err instanceof GuardBlock) {
+        this.record(err.decisions, key, model);
+        throw err;
+      }
+      log.error("a guardrail check failed", { policies: policy.policies.join(","), fail: policy.fail, error: err as Error });
+      if (policy.fail === "closed") throw new ApiError("unavailable", "the guardrail check failed and this policy fails closed; try again", { code: "guard_failed", retryAfterS: 1 });
+      return texts;
+    }
   }
 }

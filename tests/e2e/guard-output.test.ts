@@ -2,7 +2,8 @@
 // user's turn, 8 characters a token): a whole answer blocked with the 400 in both APIs' shapes; a
 // stream ended mid-way with finish_reason content_filter (Anthropic: stop_reason refusal) naming
 // the rule, never the text; text released a sentence at a time and redacted; tool-call arguments
-// redacted inside valid JSON, whole and streamed; no buffering for a key whose policy has no output rules.
+// redacted inside valid JSON, whole and streamed; no buffering for a key whose policy has no output
+// rules; /v1/responses (input and output) and pictures' prompts covered.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
@@ -13,6 +14,7 @@ import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.t
 const WORD = "zebracorn";
 const BLOCKED = `echo: The first sentence is fine. Then ${WORD} comes along. And more text after it.`;
 const MAILED = "echo: Write to bob@example.org today. Thanks a lot!";
+const SECRET = `ghp_${"Zq7Rk2Lm9Xv4".repeat(3)}`;
 const TOOLS = [{ type: "function" as const, function: { name: "send", parameters: { type: "object", properties: { to: { const: "bob@example.org" }, n: { type: "integer" } }, required: ["to", "n"] } } }];
 
 type AnthropicEvent = { type: string; delta?: { type?: string; text?: string; stop_reason?: string }; guardrail?: { rule: string } };
@@ -41,7 +43,7 @@ describe("guardrail output rules", () => {
     const file = path.join(dir, "out.yaml");
     fs.writeFileSync(
       file,
-      `name: answers\nscope: key:${guarded.id}\noutput:\n  - {name: codeword, detector: deny, patterns: ['${WORD}'], action: block}\n  - {name: mail, detector: pii, kinds: [email], action: redact}\n  - {name: thanks, detector: deny, patterns: ['(?i)thanks'], action: flag}\n`,
+      `name: answers\nscope: key:${guarded.id}\ninput:\n  - {name: keys, detector: secrets, action: block}\noutput:\n  - {name: codeword, detector: deny, patterns: ['${WORD}'], action: block}\n  - {name: mail, detector: pii, kinds: [email], action: redact}\n  - {name: thanks, detector: deny, patterns: ['(?i)thanks'], action: flag}\n`,
     );
     const r = await p.ctl(["guard", "policy", "add", "-f", file, "--json"]);
     assert.equal(r.code, 0, r.stderr);
@@ -143,13 +145,42 @@ describe("guardrail output rules", () => {
     assert.deepEqual(JSON.parse(streamed), args);
   });
 
+  it("/v1/responses: input checked, a whole answer blocked, a stream ended incomplete with reason content_filter", async () => {
+    const c = client(guarded.key);
+    await assert.rejects(c.responses.create({ model, input: `use ${SECRET}` }), (e: unknown) => e instanceof OpenAI.BadRequestError && e.code === "content_policy_violation" && /'keys'/.test(e.message));
+    await assert.rejects(c.responses.create({ model, input: BLOCKED }), (e: unknown) => e instanceof OpenAI.BadRequestError && /'codeword'.*\(output\)/.test(e.message));
+    const ok = await c.responses.create({ model, input: MAILED });
+    assert.equal(ok.output_text, "echo: Write to [EMAIL_1] today. Thanks a lot!");
+    let text = "";
+    let last: { status?: string; incomplete_details?: { reason?: string } | null } | null = null;
+    for await (const ev of await c.responses.create({ model, input: BLOCKED, stream: true })) {
+      if (ev.type === "response.output_text.delta") text += ev.delta;
+      if (ev.type === "response.incomplete" || ev.type === "response.completed") last = ev.response;
+    }
+    assert.equal(text, "echo: The first sentence is fine. ");
+    assert.equal(last?.status, "incomplete");
+    assert.equal(last?.incomplete_details?.reason, "content_filter");
+  });
+
+  it("a picture's prompt is checked by the input rules before any job is made", async () => {
+    await assert.rejects(client(guarded.key).images.generate({ model: "any-picture-model", prompt: `a cat holding ${SECRET}` }), (e: unknown) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+      assert.equal(e.code, "content_policy_violation");
+      assert.match(e.message, /'keys' of policy 'answers' \(input\)/);
+      return !e.message.includes(SECRET);
+    });
+    // Without a policy the same request gets as far as the catalog (no such ComfyUI model).
+    await assert.rejects(client(open.key).images.generate({ model: "any-picture-model", prompt: `a cat holding ${SECRET}` }), OpenAI.NotFoundError);
+  });
+
   it("output blocks and flags are recorded with their direction, never the text", async () => {
     const ev = await p.ctl(["guard", "events", "--since", "1h", "--json"]);
     assert.equal(ev.code, 0, ev.stderr);
-    assert.ok(!ev.stdout.includes(WORD) && !ev.stdout.includes("bob@"));
+    assert.ok(!ev.stdout.includes(WORD) && !ev.stdout.includes("bob@") && !ev.stdout.includes(SECRET));
     const events = JSON.parse(ev.stdout) as { rule: string; action: string; direction: string; keyId: string }[];
     assert.ok(events.some((e) => e.rule === "codeword" && e.action === "block" && e.direction === "output" && e.keyId === guarded.id));
     assert.ok(events.some((e) => e.rule === "thanks" && e.action === "flag" && e.direction === "output"));
+    assert.ok(events.filter((e) => e.rule === "keys" && e.direction === "input").length >= 2, "the responses input and the picture prompt");
     const metrics = await (await fetch(`http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`)).text();
     assert.match(metrics, /llmgw_guard_decisions_total\{policy="answers",rule="codeword",action="block",direction="output"\} [1-9]/);
   });
