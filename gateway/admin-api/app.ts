@@ -1,5 +1,6 @@
 // The admin API, /api/v1: on its own port (loopback by default), behind the admin token.
 import { guardRoutes } from "./guard.ts";
+import { guardJudgeRoutes } from "./guard-judge.ts";
 import { timingSafeEqual } from "node:crypto";
 import express from "express";
 import type { Client } from "@temporalio/client";
@@ -59,7 +60,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   app.use("/api/v1", slurmRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingPublishRoutes(opts.db, opts.temporal, opts.taskQueue));
-  if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
+  if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry), guardJudgeRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", guardRoutes(opts.db, opts.redis));
   // Every other path is a JSON 404 too: never Express's HTML page.

@@ -11,6 +11,7 @@ import { ApiError } from "../errors.ts";
 import { checkRequestLimits } from "../router/request-limits.ts";
 import { answerRewrite } from "../guard/answer.ts";
 import { checkInput, GuardBlock } from "../guard/input.ts";
+import { judgeInput } from "../guard/judge-stage.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
@@ -51,7 +52,10 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   try {
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
     const policy = deps.guard?.policyFor(key, model) ?? null;
-    if (policy !== null) p = guardRequest(deps.guard!, policy, req, key, model, p);
+    if (policy !== null) {
+      p = guardRequest(deps.guard!, policy, req, key, model, p);
+      await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
+    }
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
     const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
     if (fallback !== null) {

@@ -20,10 +20,14 @@ export interface GuardDecision {
 
 /** A request or answer a rule blocked: OpenAI's content_policy_violation (Anthropic's shape on /v1/messages). */
 export class GuardBlock extends ApiError {
-  constructor(readonly decisions: GuardDecision[]) {
+  constructor(
+    readonly decisions: GuardDecision[],
+    /** What the rule said beyond its name (a judge's category), never the text. */
+    detail?: string,
+  ) {
     const d = decisions[decisions.length - 1]!;
     const what = d.direction === "input" ? "this request" : "the answer";
-    super("invalid_request", `${what} was blocked by the guardrail rule '${d.rule}' of policy '${d.policy}' (${d.direction})`, { code: "content_policy_violation" });
+    super("invalid_request", `${what} was blocked by the guardrail rule '${d.rule}' of policy '${d.policy}' (${d.direction}${detail ? `, ${detail}` : ""})`, { code: "content_policy_violation" });
   }
 
   /** The rule that blocked. */
@@ -43,6 +47,8 @@ function spansOf(r: CompiledRule, text: string, allow: Span[] | null): Span[] {
     case "deny":
       return notAllowed(re2Spans(r.patterns, text, "DENIED"), allow ?? []);
     case "allow":
+    case "judge":
+      // The judge is asked apart, asynchronously (./judge-stage.ts).
       return [];
   }
 }
@@ -59,7 +65,7 @@ export class TextCheck {
     private readonly direction: Direction,
   ) {
     this.allowRules = rules.filter((r) => r.detector === "allow");
-    this.rules = rules.filter((r) => r.detector !== "allow");
+    this.rules = rules.filter((r) => r.detector !== "allow" && r.detector !== "judge");
   }
 
   /** The text as it may pass; throws GuardBlock. */

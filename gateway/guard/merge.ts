@@ -14,6 +14,9 @@ export interface CompiledRule {
   action: Action | "allow";
   kinds: string[];
   patterns: RE2JS[];
+  /** A judge rule's model and budget (ms); its `kinds` are the categories that count (empty: any). */
+  model?: string;
+  timeoutMs?: number;
 }
 
 export interface MergedPolicy {
@@ -34,8 +37,9 @@ export interface StoredPolicy {
 const STRICTNESS: Record<CompiledRule["action"], number> = { allow: 0, flag: 1, redact: 2, block: 3 };
 
 export function compileRule(policy: string, r: PolicyRule): CompiledRule {
-  const kinds = r.kinds ?? (r.detector === "pii" ? [...DEFAULT_PII_KINDS] : r.detector === "secrets" ? [...ALL_SECRET_KINDS] : []);
-  return { policy, name: r.name, detector: r.detector, action: r.action ?? "allow", kinds, patterns: (r.patterns ?? []).map((p) => compilePattern(p)) };
+  const kinds = r.kinds ?? r.categories ?? (r.detector === "pii" ? [...DEFAULT_PII_KINDS] : r.detector === "secrets" ? [...ALL_SECRET_KINDS] : []);
+  const judge = r.detector === "judge" ? { model: r.model!, timeoutMs: (r.timeout ?? 5) * 1000 } : {};
+  return { policy, name: r.name, detector: r.detector, action: r.action ?? "allow", kinds, patterns: (r.patterns ?? []).map((p) => compilePattern(p)), ...judge };
 }
 
 /** Whether a policy attached to `scope` applies to this key and model. */
@@ -75,6 +79,6 @@ function mergeRule(a: CompiledRule, b: CompiledRule): CompiledRule {
 
 /** The merged policy as an operator reads it (explain): each rule with the policy it came from. */
 export function describe(m: MergedPolicy): Record<string, unknown> {
-  const rule = (r: CompiledRule) => ({ name: r.name, detector: r.detector, action: r.action, kinds: r.kinds, patterns: r.patterns.map((p) => p.pattern()), from: r.policy });
+  const rule = (r: CompiledRule) => ({ name: r.name, detector: r.detector, action: r.action, kinds: r.kinds, patterns: r.patterns.map((p) => p.pattern()), ...(r.model && { model: r.model, timeoutMs: r.timeoutMs }), from: r.policy });
   return { policies: m.policies, fail: m.fail, restore: m.restore, stream: m.stream, input: m.input.map(rule), output: m.output.map(rule) };
 }

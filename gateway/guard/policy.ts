@@ -9,7 +9,7 @@ export const PII_KINDS = ["email", "phone", "iban", "card", "ip", "tr_kimlik", "
 export const SECRET_KINDS = ["aws", "github", "gitlab", "slack", "stripe", "google", "openai", "anthropic", "private_key", "jwt", "password"] as const;
 export type PiiKind = (typeof PII_KINDS)[number];
 export type SecretKind = (typeof SECRET_KINDS)[number];
-export const DETECTORS = ["pii", "secrets", "injection", "deny", "allow"] as const;
+export const DETECTORS = ["pii", "secrets", "injection", "deny", "allow", "judge"] as const;
 export const ACTIONS = ["redact", "block", "flag"] as const;
 export type Action = (typeof ACTIONS)[number];
 export type Direction = "input" | "output";
@@ -24,10 +24,13 @@ const rule = z
     kinds: z.array(z.string()).min(1, "must name at least one kind when given").optional(),
     patterns: z.array(z.string().min(1, "must not be empty").max(2000, "must be at most 2000 characters")).min(1, "must hold at least one pattern when given").optional(),
     action: z.enum(ACTIONS).optional(),
+    model: z.string().min(1).max(200).optional(),
+    timeout: z.number().positive().max(60, "must be at most 60 (seconds)").optional(),
+    categories: z.array(z.string().min(1).max(100)).min(1, "must name at least one category when given").optional(),
   })
   .strict()
   .describe(
-    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction",
+    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction; model (required), timeout (seconds, default 5) and categories only on judge rules, which read input and block or flag",
   );
 
 export const policyDocument = z
@@ -89,6 +92,7 @@ function checkRule(x: PolicyRule, at: string, all: PolicyRule[]): void {
     if (!all.some((y) => y.detector === "deny")) throw new PolicyError(`${at}.detector`, "an allow rule overrides deny rules, and this direction has none");
   } else if (x.action === undefined) throw new PolicyError(`${at}.action`, "required: redact, block or flag");
   if (x.detector === "injection" && x.action === "redact") throw new PolicyError(`${at}.action`, "an injection cannot be redacted away; block or flag it");
+  checkJudge(x, at);
   const kinds = x.detector === "pii" ? PII_KINDS : x.detector === "secrets" ? SECRET_KINDS : null;
   if (x.kinds !== undefined) {
     if (kinds === null) throw new PolicyError(`${at}.kinds`, `the ${x.detector} detector takes no kinds`);
@@ -100,6 +104,16 @@ function checkRule(x: PolicyRule, at: string, all: PolicyRule[]): void {
     if (x.patterns === undefined) throw new PolicyError(`${at}.patterns`, `required: a ${x.detector} rule matches its patterns`);
   } else if (x.patterns !== undefined && x.detector !== "injection") throw new PolicyError(`${at}.patterns`, `the ${x.detector} detector takes no patterns`);
   x.patterns?.forEach((p, j) => compilePattern(p, `${at}.patterns.${j}`));
+}
+
+function checkJudge(x: PolicyRule, at: string): void {
+  if (x.detector !== "judge") {
+    for (const f of ["model", "timeout", "categories"] as const) if (x[f] !== undefined) throw new PolicyError(`${at}.${f}`, `only a judge rule takes ${f}`);
+    return;
+  }
+  if (x.model === undefined) throw new PolicyError(`${at}.model`, "required: the model (served by llmgw) that judges the text");
+  if (x.action === "redact") throw new PolicyError(`${at}.action`, "a judge says safe or unsafe; it cannot redact: block or flag");
+  if (at.startsWith("output")) throw new PolicyError(`${at}.detector`, "a judge reads input only (answers are checked by pattern rules); move it to input");
 }
 
 /** Compiles an operator's pattern with re2js (linear time), or throws PolicyError saying why not. */

@@ -2,12 +2,13 @@
 // when the change feed says one changed; each request's merged policy kept per key and model until
 // the next reload; blocks and flags written to guard_events (never the text) and counted.
 import { randomUUID } from "node:crypto";
-import { Counter, type Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
 import { ApiError } from "../errors.ts";
 import { GuardBlock, TextCheck, type GuardDecision } from "./check.ts";
+import type { Judge } from "./judge.ts";
 import { applies, merge, type MergedPolicy, type StoredPolicy } from "./merge.ts";
 import { checkPolicy } from "./policy.ts";
 
@@ -38,6 +39,10 @@ export class GuardService {
   private policies: Attached[] = [];
   private merged = new Map<string, MergedPolicy | null>();
   private readonly decisions: Counter<"policy" | "rule" | "action" | "direction">;
+  /** How long the judge took, by model and outcome (safe, unsafe, failed). */
+  readonly judgeSeconds: Histogram<"model" | "outcome">;
+  /** Asks the judge models; null where no judge can be asked (then a judge rule fails, and `fail` decides). */
+  judge: Judge | null = null;
 
   constructor(
     private readonly db: PrismaClient,
@@ -47,6 +52,13 @@ export class GuardService {
       name: "llmgw_guard_decisions_total",
       help: "Guardrail blocks and flags by policy, rule, action and direction",
       labelNames: ["policy", "rule", "action", "direction"],
+      registers: [metrics],
+    });
+    this.judgeSeconds = new Histogram({
+      name: "llmgw_guard_judge_seconds",
+      help: "How long a guardrail judge model took to answer, by model and outcome (safe, unsafe, failed)",
+      labelNames: ["model", "outcome"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [metrics],
     });
   }
