@@ -80,7 +80,8 @@ export async function guardCommand(argv: string[]): Promise<void> {
     const r = await api.post<{ safe: boolean | null; categories: string[]; ms: number; budgetMs: number; fits: boolean; error?: string }>("/guard/judge/check", { model: values.model, text: values.text, timeout });
     const verdict = r.safe === null ? `no verdict (${r.error ?? "failed"})` : r.safe ? "safe" : `unsafe ${r.categories.join(",")}`.trim();
     out(r, `${verdict}; ${r.ms} ms of a ${r.budgetMs} ms budget: ${r.fits ? "fits" : "does NOT fit"}`);
-    if (!r.fits) process.exitCode = 1;
+    // Exit 1 when it does not fit, so a script can check a judge before a policy names it.
+    if (!r.fits) throw new CtlError(`the judge '${values.model}' does not fit a ${r.budgetMs} ms budget`);
     return;
   }
   throw new CtlError(USAGE);
