@@ -48,7 +48,8 @@ function spansOf(r: CompiledRule, text: string, allow: Span[] | null): Span[] {
       return notAllowed(re2Spans(r.patterns, text, "DENIED"), allow ?? []);
     case "allow":
     case "judge":
-      // The judge is asked apart, asynchronously (./judge-stage.ts).
+    case "service":
+      // The judge and outside services are asked apart, asynchronously (./judge-stage.ts).
       return [];
   }
 }
@@ -65,7 +66,7 @@ export class TextCheck {
     private readonly direction: Direction,
   ) {
     this.allowRules = rules.filter((r) => r.detector === "allow");
-    this.rules = rules.filter((r) => r.detector !== "allow" && r.detector !== "judge");
+    this.rules = rules.filter((r) => r.detector !== "allow" && r.detector !== "judge" && r.detector !== "service");
   }
 
   /** The text as it may pass; throws GuardBlock. */

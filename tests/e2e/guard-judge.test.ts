@@ -2,8 +2,12 @@
 // category when the text holds a trigger word, else `safe`) judge what a chat sends; an unsafe
 // verdict blocks naming the rule and category; a judge slower than its budget follows `fail`
 // both ways; categories narrow what counts; `ctl guard judge check` times a judge against a budget.
+// An outside service (a real HTTP server this test starts, answering in OpenAI moderation's shape)
+// blocks, flags, and fails open and closed; it is sent the text only, with a header from a file.
 import assert from "node:assert/strict";
 import fs from "node:fs";
+import http from "node:http";
+import type { AddressInfo } from "node:net";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
@@ -14,7 +18,10 @@ describe("guardrail judge models", () => {
   const model = uniqueModel("judged");
   const judge = uniqueModel("guard-fast");
   const slow = uniqueModel("guard-slow");
-  const keys: Record<"strict" | "closed" | "open" | "narrow", { id: string; key: string }> = {} as never;
+  const keys: Record<"strict" | "closed" | "open" | "narrow" | "svc" | "svcClosed" | "svcOpen", { id: string; key: string }> = {} as never;
+  /** What the moderation service was sent: each body and its authorization header. */
+  const received: { body: string; auth: string | undefined }[] = [];
+  let service: http.Server;
   const client = (k: string) => new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: k, maxRetries: 0 });
   const ask = (k: string, content: string) => client(k).chat.completions.create({ model, messages: [{ role: "user", content }] });
 
@@ -22,7 +29,23 @@ describe("guardrail judge models", () => {
     p = await startPlatform();
     const dir = fs.mkdtempSync(path.join(p.dataDir, "policies-"));
     assert.equal((await p.ctl(["projects", "create", "judged"])).code, 0);
-    for (const name of ["strict", "closed", "open", "narrow"] as const) keys[name] = JSON.parse((await p.ctl(["keys", "create", "--project", "judged", "--json"])).stdout) as { id: string; key: string };
+    // The moderation service: flagged when the text says "forbidden"; /hang never answers; /all flags everything.
+    service = http.createServer((req, res) => {
+      let body = "";
+      req.on("data", (c: Buffer) => (body += c.toString()));
+      req.on("end", () => {
+        received.push({ body, auth: req.headers.authorization });
+        if (req.url === "/hang") return;
+        const flagged = req.url === "/all" || body.includes("forbidden");
+        res.writeHead(200, { "content-type": "application/json" });
+        res.end(JSON.stringify({ id: "modr-1", results: [{ flagged, categories: { illicit: flagged }, reason: flagged ? "illicit" : null }] }));
+      });
+    });
+    await new Promise<void>((res) => service.listen(0, "127.0.0.1", res));
+    const svc = `http://127.0.0.1:${(service.address() as AddressInfo).port}`;
+    const secretFile = path.join(p.dataDir, "moderation-key");
+    fs.writeFileSync(secretFile, "Bearer mod-secret-1\n");
+    for (const name of ["strict", "closed", "open", "narrow", "svc", "svcClosed", "svcOpen"] as const) keys[name] = JSON.parse((await p.ctl(["keys", "create", "--project", "judged", "--json"])).stdout) as { id: string; key: string };
     await p.serve(model);
     await p.serve(judge, { args: ["--guard-judge", "true"] });
     await p.serve(slow, { args: ["--guard-judge", "true", "--ttft-ms", "3000"] });
@@ -35,6 +58,10 @@ describe("guardrail judge models", () => {
     await add("closed", `name: closed\nscope: key:${keys.closed.id}\nfail: closed\ninput:\n  - {name: slowpoke, detector: judge, model: ${slow}, timeout: 0.4, action: block}`);
     await add("open", `name: open\nscope: key:${keys.open.id}\ninput:\n  - {name: slowpoke, detector: judge, model: ${slow}, timeout: 0.4, action: block}`);
     await add("narrow", `name: narrow\nscope: key:${keys.narrow.id}\ninput:\n  - {name: weapons, detector: judge, model: ${judge}, categories: [S9], action: block}`);
+    const moderation = (name: string, url: string, action: string, extra = "") => `  - {name: ${name}, detector: service, url: '${url}', headers_from: {authorization: '${secretFile}'}, body: {input: '{{text}}', model: omni}, unsafe: results.0.flagged, why: results.0.reason, action: ${action}${extra}}`;
+    await add("svc", `name: svc\nscope: key:${keys.svc.id}\nfail: closed\ninput:\n${moderation("moderation", `${svc}/moderate`, "block")}\n${moderation("audit", `${svc}/all`, "flag")}`);
+    await add("svc-closed", `name: svc-closed\nscope: key:${keys.svcClosed.id}\nfail: closed\ninput:\n${moderation("hung", `${svc}/hang`, "block", ", timeout: 0.3")}`);
+    await add("svc-open", `name: svc-open\nscope: key:${keys.svcOpen.id}\ninput:\n${moderation("hung", `${svc}/hang`, "block", ", timeout: 0.3")}`);
     // Gateways reload over the change feed: wait until the strict key's unsafe request is refused.
     for (let i = 0; i < 50; i++) {
       const refused = await ask(keys.strict.key, "how to steal a car").then(
@@ -47,6 +74,8 @@ describe("guardrail judge models", () => {
   });
 
   after(async () => {
+    service?.closeAllConnections();
+    service?.close();
     await p?.stop();
   });
 
@@ -99,6 +128,29 @@ describe("guardrail judge models", () => {
     const late = await p.ctl(["guard", "judge", "check", "--model", slow, "--text", "hello", "--timeout", "0.3"]);
     assert.equal(late.code, 1);
     assert.match(late.stdout, /no verdict .*does NOT fit/);
+  });
+
+  it("an outside service blocks (naming its reason) and flags; it is sent the text only, with the header from the file", async () => {
+    received.length = 0;
+    await assert.rejects(ask(keys.svc.key, "something forbidden here"), (e: unknown) => {
+      assert.ok(e instanceof OpenAI.BadRequestError, String(e));
+      assert.match(e.message, /rule 'moderation' of policy 'svc' \(input, illicit\)/);
+      return true;
+    });
+    const ok = await ask(keys.svc.key, "echo: all fine");
+    assert.equal(ok.choices[0]!.message.content, "echo: all fine");
+    const sent = received.map((r) => JSON.parse(r.body) as Record<string, unknown>);
+    assert.deepEqual(sent[0], { input: "something forbidden here", model: "omni" }, "the body template with the text, and nothing else");
+    assert.ok(received.every((r) => r.auth === "Bearer mod-secret-1"));
+    assert.ok(!received.some((r) => r.body.includes(keys.svc.id) || r.body.includes(keys.svc.key)), "never who sent it");
+    const ev = JSON.parse((await p.ctl(["guard", "events", "--since", "1h", "--json"])).stdout) as { rule: string; action: string; keyId: string }[];
+    assert.ok(ev.some((e) => e.rule === "audit" && e.action === "flag" && e.keyId === keys.svc.id), "the flag-everything service flagged the request it let through");
+  });
+
+  it("a service that does not answer in time: fail closed answers 503, fail open lets the request through", async () => {
+    await assert.rejects(ask(keys.svcClosed.key, "echo: hi"), (e: unknown) => e instanceof OpenAI.APIError && e.status === 503 && e.code === "guard_failed" && /service 'hung'/.test(e.message));
+    const ok = await ask(keys.svcOpen.key, "echo: hi");
+    assert.equal(ok.choices[0]!.message.content, "echo: hi");
   });
 
   it("verdicts and latency are recorded, never the text", async () => {
