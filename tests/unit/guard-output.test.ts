@@ -7,6 +7,8 @@ import { test } from "node:test";
 import { answerRewrite } from "../../gateway/guard/answer.ts";
 import { GuardBlock, type GuardDecision } from "../../gateway/guard/check.ts";
 import { Judge, JudgeFailed, parseVerdict } from "../../gateway/guard/judge.ts";
+import { bodyTexts } from "../../gateway/guard/judge-stage.ts";
+import { atPath, truthy } from "../../gateway/guard/service-detector.ts";
 import { merge } from "../../gateway/guard/merge.ts";
 import { sentenceCut } from "../../gateway/guard/output-stream.ts";
 import { checkPolicy } from "../../gateway/guard/policy.ts";
@@ -106,4 +108,14 @@ test("the judge: a hedged second ask at half the budget wins, a verdict is cache
   assert.deepEqual(asked, [0, 1], "the same text within five minutes is not asked again");
   const silent = new Judge((_m, _msgs, signal) => new Promise((_res, rej) => signal.addEventListener("abort", () => rej(new Error("aborted")))));
   await assert.rejects(silent.verdict("g", "other", 50), /did not answer within 50 ms/);
+});
+
+test("outside services' answers: dotted paths and what counts as unsafe; the judge reads every text of a body", () => {
+  const moderation = { results: [{ flagged: true, reason: "illicit" }] };
+  assert.equal(atPath(moderation, "results.0.flagged"), true);
+  assert.equal(atPath(moderation, "results.1.flagged"), undefined);
+  assert.equal(atPath([{ entity_type: "EMAIL_ADDRESS" }], "0.entity_type"), "EMAIL_ADDRESS");
+  for (const v of [true, 1, "unsafe", [1], { a: 1 }]) assert.equal(truthy(v), true, JSON.stringify(v));
+  for (const v of [false, 0, "", "safe", "False", "none", [], {}, null, undefined]) assert.equal(truthy(v), false, JSON.stringify(v));
+  assert.equal(bodyTexts({ messages: [{ role: "system", content: "be nice" }, { role: "user", content: [{ type: "text", text: "hi" }, "there"] }], input: "x" }), "be nice\n\nhi\n\nthere\n\nx");
 });
