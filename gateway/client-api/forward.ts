@@ -54,7 +54,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     const policy = deps.guard?.policyFor(key, model) ?? null;
     if (policy !== null) {
       p = guardRequest(deps.guard!, policy, req, key, model, p);
-      await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
+      if (policy.asks) await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
     }
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
     const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);

@@ -29,6 +29,8 @@ export interface MergedPolicy {
   stream: "sentence" | "buffer_all";
   input: CompiledRule[];
   output: CompiledRule[];
+  /** Some input rule asks a judge or a service (the asynchronous stage, ./judge-stage.ts). */
+  asks: boolean;
 }
 
 export interface StoredPolicy {
@@ -58,7 +60,7 @@ export function applies(scope: string, key: Pick<KeyInfo, "id" | "projectId" | "
 }
 
 export function merge(policies: readonly StoredPolicy[]): MergedPolicy {
-  const m: MergedPolicy = { policies: [], fail: "open", restore: false, stream: "sentence", input: [], output: [] };
+  const m: MergedPolicy = { policies: [], fail: "open", restore: false, stream: "sentence", input: [], output: [], asks: false };
   for (const p of policies) {
     m.policies.push(`${p.name}@${p.version}`);
     if (p.doc.fail === "closed") m.fail = "closed";
@@ -73,6 +75,7 @@ export function merge(policies: readonly StoredPolicy[]): MergedPolicy {
       }
     }
   }
+  m.asks = m.input.some((r) => r.detector === "judge" || r.detector === "service");
   return m;
 }
 
