@@ -1,11 +1,11 @@
 // ctl guard policy add -f policy.yaml | show NAME | list | remove NAME; guard explain --key K
-// --model M; guard events [--since 24h|ISO]. Talks to the admin API, which checks every field.
+// --model M; guard events [--since 24h|ISO]; guard judge check --model M --text T [--timeout S]. Talks to the admin API, which checks every field.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { printJson, printTable } from "./output.ts";
 
-const USAGE = "usage: llmgw ctl guard policy add -f FILE.yaml|json | policy show NAME | policy list | policy remove NAME | explain --key K --model M | events [--since 24h|ISO] [--limit N]  [--json]";
+const USAGE = "usage: llmgw ctl guard policy add -f FILE.yaml|json | policy show NAME | policy list | policy remove NAME | explain --key K --model M | events [--since 24h|ISO] [--limit N] | judge check --model M --text T [--timeout S]  [--json]";
 
 type PolicyRow = { name: string; version: number; scope: string; policy: { input?: unknown[]; output?: unknown[] }; updatedAt: string };
 type EventRow = { at: string; keyId: string | null; projectId: string | null; model: string; policy: string; rule: string; action: string; direction: string };
@@ -24,7 +24,7 @@ export async function guardCommand(argv: string[]): Promise<void> {
   const { values, positionals } = parseArgs({
     args: argv,
     allowPositionals: true,
-    options: { file: { type: "string", short: "f" }, key: { type: "string" }, model: { type: "string" }, since: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" } },
+    options: { file: { type: "string", short: "f" }, key: { type: "string" }, model: { type: "string" }, since: { type: "string" }, limit: { type: "string" }, json: { type: "boolean" }, text: { type: "string" }, timeout: { type: "string" } },
   });
   const api = adminClient();
   const [cmd, sub, name] = positionals;
@@ -72,6 +72,17 @@ export async function guardCommand(argv: string[]): Promise<void> {
     const { data } = await api.get<{ data: EventRow[] }>(`/guard/events${q.size ? `?${q}` : ""}`);
     if (values.json) return printJson(data);
     return printTable(["AT", "KEY", "PROJECT", "MODEL", "POLICY", "RULE", "ACTION", "DIRECTION"], data.map((e) => [e.at, e.keyId, e.projectId, e.model, e.policy, e.rule, e.action, e.direction]));
+  }
+  if (cmd === "judge" && sub === "check") {
+    if (!values.model || !values.text) throw new CtlError("usage: llmgw ctl guard judge check --model M --text T [--timeout SECONDS] [--json]");
+    const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
+    if (timeout !== undefined && !(timeout > 0)) throw new CtlError(`--timeout: '${values.timeout}' is not a number of seconds`);
+    const r = await api.post<{ safe: boolean | null; categories: string[]; ms: number; budgetMs: number; fits: boolean; error?: string }>("/guard/judge/check", { model: values.model, text: values.text, timeout });
+    const verdict = r.safe === null ? `no verdict (${r.error ?? "failed"})` : r.safe ? "safe" : `unsafe ${r.categories.join(",")}`.trim();
+    out(r, `${verdict}; ${r.ms} ms of a ${r.budgetMs} ms budget: ${r.fits ? "fits" : "does NOT fit"}`);
+    // Exit 1 when it does not fit, so a script can check a judge before a policy names it.
+    if (!r.fits) throw new CtlError(`the judge '${values.model}' does not fit a ${r.budgetMs} ms budget`);
+    return;
   }
   throw new CtlError(USAGE);
 }

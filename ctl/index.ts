@@ -59,7 +59,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME
   request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
   guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
-  guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
+  guard explain --key K --model M | events [--since 24h|ISO] [--limit N] | judge check --model M --text T
   scim token create NAME | token list | token revoke ID|NAME     (SCIM provisioning's bearer tokens)
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
   login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout

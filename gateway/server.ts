@@ -7,6 +7,8 @@ import { config } from "../common/config.ts";
 import { jsonFallbacks } from "../common/json-fallback.ts";
 import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { GuardService } from "./guard/service.ts";
+import { Judge } from "./guard/judge.ts";
+import { askModel } from "./router/ask-model.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { Notifier, setNotifier } from "../common/notifier.ts";
@@ -75,6 +77,7 @@ export async function startGateway(): Promise<Gateway> {
   const temporal = await temporalClient();
   const waker = new Waker({ temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, redis: weightsConn, registry, metrics: metrics.registry, waitMs: c.LLMGW_WAKE_WAIT_MS });
   const guard = new GuardService(db, metrics.registry);
+  guard.judge = new Judge(askModel(registry));
   await guard.reload();
   const sub = redis();
   await subscribeChanges(

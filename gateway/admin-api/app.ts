@@ -3,6 +3,7 @@
 // gateway/admin-api/roles.ts names. The gateway mounts it on the client port too, for people only.
 import { guardRoutes } from "./guard.ts";
 import { scimTokenRoutes } from "./scim-tokens.ts";
+import { guardJudgeRoutes } from "./guard-judge.ts";
 import express from "express";
 import type { Client } from "@temporalio/client";
 import type { Redis } from "ioredis";
@@ -77,7 +78,7 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   app.use("/api/v1", slurmRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", trainingPublishRoutes(opts.db, opts.temporal, opts.taskQueue));
-  if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
+  if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry), guardJudgeRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", guardRoutes(opts.db, opts.redis));
   app.use("/api/v1", peopleRoutes(opts.db, opts.redis));

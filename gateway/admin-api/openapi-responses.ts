@@ -131,6 +131,15 @@ export const openApiDocument = z.looseObject({ openapi: z.string(), info: z.loos
 export const guardPolicy = z.object({ name: z.string(), version: z.number().int(), scope: z.string(), policy: z.looseObject({}).describe("the checked policy document"), createdAt: time, updatedAt: time });
 export const guardPolicyList = list(guardPolicy);
 export const guardExplain = z.object({ key: z.string(), model: z.string(), merged: z.looseObject({}).nullable().describe("the merged policy, each rule with `from`: its policy; null when none applies") });
+export const guardJudgeResult = z.object({
+  model: z.string(),
+  safe: z.boolean().nullable().describe("null when the judge did not answer"),
+  categories: z.array(z.string()),
+  ms: z.number().int(),
+  budgetMs: z.number(),
+  fits: z.boolean(),
+  error: z.string().optional(),
+});
 export const guardEventList = list(
   z.object({ id: z.string(), at: time, keyId: z.string().nullable(), projectId: z.string().nullable(), model: z.string(), policy: z.string(), rule: z.string(), action: z.string(), direction: z.string() }),
 );

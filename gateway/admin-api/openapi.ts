@@ -11,6 +11,7 @@ import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflow
 import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
 import { guardEventsQuery, guardExplainQuery, guardPolicyName } from "./guard.ts";
+import { guardJudgeCheck } from "./guard-judge.ts";
 import { policyDocument } from "../guard/policy.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
 import { modelSettingsBody } from "./model-settings.ts";
@@ -123,6 +124,7 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
 
   ...peopleOperations,
+  { method: "post", path: `${V1}/guard/judge/check`, summary: "Ask a judge model about a sample text: its verdict, how long it took, whether that fits the budget", tag: "guard", request: guardJudgeCheck, responses: ok("The verdict and timing", out.guardJudgeResult) },
 ];
 
 let cached: Record<string, unknown> | null = null;

@@ -9,9 +9,10 @@ import { proxy, type ProxyRequest } from "../router/proxy.ts";
 import type { Caller, ClientApiDeps } from "./context.ts";
 import { ApiError } from "../errors.ts";
 import { checkRequestLimits } from "../router/request-limits.ts";
+import { answerRewrite } from "../guard/answer.ts";
 import { checkInput, GuardBlock } from "../guard/input.ts";
+import { judgeInput } from "../guard/judge-stage.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
-import { restorer } from "../guard/restore.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
 
@@ -51,7 +52,10 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   try {
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
     const policy = deps.guard?.policyFor(key, model) ?? null;
-    if (policy !== null && policy.input.length > 0) p = guardInput(deps.guard!, policy, req, key, model, p);
+    if (policy !== null) {
+      p = guardRequest(deps.guard!, policy, req, key, model, p);
+      if (policy.asks) await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
+    }
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
     const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
     if (fallback !== null) {
@@ -94,22 +98,27 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   }
 }
 
-/** The input rules applied: a block is recorded and thrown; a redacted body is sent re-serialised, with restore when asked. */
-function guardInput(guard: GuardService, policy: MergedPolicy, req: Caller, key: KeyInfo, model: string, p: Omit<ProxyRequest, "requestId">): Omit<ProxyRequest, "requestId"> {
-  let out;
-  try {
-    out = checkInput(policy, p.body);
-  } catch (err) {
-    if (err instanceof GuardBlock) {
-      guard.record(err.decisions, key, model);
-      throw err;
+/**
+ * The input rules applied (a block is recorded and thrown; a redacted body is sent re-serialised),
+ * and the answer's rewrite set when it restores or has output rules to read it.
+ */
+function guardRequest(guard: GuardService, policy: MergedPolicy, req: Caller, key: KeyInfo, model: string, p: Omit<ProxyRequest, "requestId">): Omit<ProxyRequest, "requestId"> {
+  let out = null;
+  if (policy.input.length > 0) {
+    try {
+      out = checkInput(policy, p.body);
+    } catch (err) {
+      if (err instanceof GuardBlock) {
+        guard.record(err.decisions, key, model);
+        throw err;
+      }
+      // A detector failed (a fault of ours, not the request's): `fail` decides, as it will for a judge's timeout.
+      log.error("a guardrail check failed", { requestId: req.requestId, policies: policy.policies.join(","), fail: policy.fail, error: err as Error });
+      if (policy.fail === "closed") throw new ApiError("unavailable", "the guardrail check failed and this policy fails closed; try again", { code: "guard_failed", retryAfterS: 1 });
     }
-    // A detector failed (a fault of ours, not the request's): `fail` decides, as it will for a judge's timeout.
-    log.error("a guardrail check failed", { requestId: req.requestId, policies: policy.policies.join(","), fail: policy.fail, error: err as Error });
-    if (policy.fail === "closed") throw new ApiError("unavailable", "the guardrail check failed and this policy fails closed; try again", { code: "guard_failed", retryAfterS: 1 });
-    return p;
+    if (out) guard.record(out.decisions, key, model);
   }
-  guard.record(out.decisions, key, model);
-  if (out.body === p.body) return p;
-  return { ...p, body: out.body, raw: undefined, rewrite: policy.restore && out.redactions ? restorer(out.redactions) : undefined };
+  const rewrite = answerRewrite(policy, out?.redactions ?? null, (d) => guard.record(d, key, model));
+  if (out && out.body !== p.body) return { ...p, body: out.body, raw: undefined, rewrite };
+  return rewrite ? { ...p, rewrite } : p;
 }

@@ -10,13 +10,17 @@ import { parseBody, wrap } from "./express-util.ts";
 import { imageRequest } from "./job-schemas.ts";
 import { comfyModel, startJob, type JobsDeps } from "../jobs/service.ts";
 import { TEXT_TO_PICTURE } from "../jobs/templates.ts";
+import type { GuardService } from "../guard/service.ts";
 
-export function imageRoutes(deps: JobsDeps): express.Router {
+/** `guard`: the prompts are checked by the input rules of the key's and model's policies, like a chat's turns. */
+export function imageRoutes(deps: JobsDeps, guard?: GuardService): express.Router {
   const r = express.Router();
   r.post(
     "/images/generations",
     wrap(async (req, res) => {
       const b = parseBody(imageRequest, req.body);
+      // Before anything is made: a blocked prompt never reaches a job, a redacted one is what the job and its record keep.
+      if (guard) Object.assign(b, guard.checkTexts(req.key!, b.model, { prompt: b.prompt, negative_prompt: b.negative_prompt }));
       const model = await comfyModel(deps.db, b.model);
       const [width, height] = b.size.split("x").map(Number);
       const seed = b.seed ?? Math.floor(Math.random() * 2 ** 32);

@@ -5,6 +5,7 @@ import type { RE2JS } from "re2js";
 import type { KeyInfo } from "../auth/key-cache.ts";
 import { DEFAULT_PII_KINDS } from "./detectors/pii.ts";
 import { ALL_SECRET_KINDS } from "./detectors/secrets.ts";
+import type { ServiceCall } from "./service-detector.ts";
 import { compilePattern, type Action, type PiiKind, type PolicyDocument, type PolicyRule, type SecretKind } from "./policy.ts";
 
 export interface CompiledRule {
@@ -14,6 +15,11 @@ export interface CompiledRule {
   action: Action | "allow";
   kinds: string[];
   patterns: RE2JS[];
+  /** A judge rule's model and budget (ms); its `kinds` are the categories that count (empty: any). */
+  model?: string;
+  timeoutMs?: number;
+  /** A service rule's call (./service-detector.ts). */
+  service?: ServiceCall;
 }
 
 export interface MergedPolicy {
@@ -23,6 +29,8 @@ export interface MergedPolicy {
   stream: "sentence" | "buffer_all";
   input: CompiledRule[];
   output: CompiledRule[];
+  /** Some input rule asks a judge or a service (the asynchronous stage, ./judge-stage.ts). */
+  asks: boolean;
 }
 
 export interface StoredPolicy {
@@ -34,8 +42,11 @@ export interface StoredPolicy {
 const STRICTNESS: Record<CompiledRule["action"], number> = { allow: 0, flag: 1, redact: 2, block: 3 };
 
 export function compileRule(policy: string, r: PolicyRule): CompiledRule {
-  const kinds = r.kinds ?? (r.detector === "pii" ? [...DEFAULT_PII_KINDS] : r.detector === "secrets" ? [...ALL_SECRET_KINDS] : []);
-  return { policy, name: r.name, detector: r.detector, action: r.action ?? "allow", kinds, patterns: (r.patterns ?? []).map((p) => compilePattern(p)) };
+  const kinds = r.kinds ?? r.categories ?? (r.detector === "pii" ? [...DEFAULT_PII_KINDS] : r.detector === "secrets" ? [...ALL_SECRET_KINDS] : []);
+  const judge = r.detector === "judge" ? { model: r.model!, timeoutMs: (r.timeout ?? 5) * 1000 } : {};
+  const service =
+    r.detector === "service" ? { timeoutMs: (r.timeout ?? 5) * 1000, service: { url: r.url!, headersFrom: r.headers_from ?? {}, body: r.body ?? { text: "{{text}}" }, unsafe: r.unsafe!, why: r.why ?? null } } : {};
+  return { policy, name: r.name, detector: r.detector, action: r.action ?? "allow", kinds, patterns: (r.patterns ?? []).map((p) => compilePattern(p)), ...judge, ...service };
 }
 
 /** Whether a policy attached to `scope` applies to this key and model. */
@@ -49,7 +60,7 @@ export function applies(scope: string, key: Pick<KeyInfo, "id" | "projectId" | "
 }
 
 export function merge(policies: readonly StoredPolicy[]): MergedPolicy {
-  const m: MergedPolicy = { policies: [], fail: "open", restore: false, stream: "sentence", input: [], output: [] };
+  const m: MergedPolicy = { policies: [], fail: "open", restore: false, stream: "sentence", input: [], output: [], asks: false };
   for (const p of policies) {
     m.policies.push(`${p.name}@${p.version}`);
     if (p.doc.fail === "closed") m.fail = "closed";
@@ -64,6 +75,7 @@ export function merge(policies: readonly StoredPolicy[]): MergedPolicy {
       }
     }
   }
+  m.asks = m.input.some((r) => r.detector === "judge" || r.detector === "service");
   return m;
 }
 
@@ -75,6 +87,6 @@ function mergeRule(a: CompiledRule, b: CompiledRule): CompiledRule {
 
 /** The merged policy as an operator reads it (explain): each rule with the policy it came from. */
 export function describe(m: MergedPolicy): Record<string, unknown> {
-  const rule = (r: CompiledRule) => ({ name: r.name, detector: r.detector, action: r.action, kinds: r.kinds, patterns: r.patterns.map((p) => p.pattern()), from: r.policy });
+  const rule = (r: CompiledRule) => ({ name: r.name, detector: r.detector, action: r.action, kinds: r.kinds, patterns: r.patterns.map((p) => p.pattern()), ...(r.model && { model: r.model, timeoutMs: r.timeoutMs }), ...(r.service && { url: r.service.url, timeoutMs: r.timeoutMs }), from: r.policy });
   return { policies: m.policies, fail: m.fail, restore: m.restore, stream: m.stream, input: m.input.map(rule), output: m.output.map(rule) };
 }

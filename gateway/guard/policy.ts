@@ -9,11 +9,12 @@ export const PII_KINDS = ["email", "phone", "iban", "card", "ip", "tr_kimlik", "
 export const SECRET_KINDS = ["aws", "github", "gitlab", "slack", "stripe", "google", "openai", "anthropic", "private_key", "jwt", "password"] as const;
 export type PiiKind = (typeof PII_KINDS)[number];
 export type SecretKind = (typeof SECRET_KINDS)[number];
-export const DETECTORS = ["pii", "secrets", "injection", "deny", "allow"] as const;
+export const DETECTORS = ["pii", "secrets", "injection", "deny", "allow", "judge", "service"] as const;
 export const ACTIONS = ["redact", "block", "flag"] as const;
 export type Action = (typeof ACTIONS)[number];
 export type Direction = "input" | "output";
 
+const DOTTED = /^[A-Za-z0-9_-]+(\.[A-Za-z0-9_-]+)*$/;
 const NAME = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 const SCOPE = /^(default|(org|team|project|key|model):[^\s:][^\s]{0,199})$/;
 
@@ -24,10 +25,18 @@ const rule = z
     kinds: z.array(z.string()).min(1, "must name at least one kind when given").optional(),
     patterns: z.array(z.string().min(1, "must not be empty").max(2000, "must be at most 2000 characters")).min(1, "must hold at least one pattern when given").optional(),
     action: z.enum(ACTIONS).optional(),
+    model: z.string().min(1).max(200).optional(),
+    timeout: z.number().positive().max(60, "must be at most 60 (seconds)").optional(),
+    categories: z.array(z.string().min(1).max(100)).min(1, "must name at least one category when given").optional(),
+    url: z.url({ protocol: /^https?$/, error: "must be an http or https URL" }).optional(),
+    headers_from: z.record(z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "must be a header name"), z.string().min(1).max(1000)).optional().describe("header name: a file whose contents (trimmed) are its value, read at each call"),
+    body: z.record(z.string(), z.json()).optional().describe("the JSON body; every string holding {{text}} gets the text"),
+    unsafe: z.string().regex(DOTTED, "must be a dotted path into the answer, e.g. results.0.flagged").optional(),
+    why: z.string().regex(DOTTED, "must be a dotted path into the answer").optional(),
   })
   .strict()
   .describe(
-    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction",
+    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction; model (required), timeout (seconds, default 5) and categories only on judge rules; url and unsafe (required), headers_from, body, why and timeout only on service rules; judge and service rules read input and block or flag",
   );
 
 export const policyDocument = z
@@ -89,6 +98,8 @@ function checkRule(x: PolicyRule, at: string, all: PolicyRule[]): void {
     if (!all.some((y) => y.detector === "deny")) throw new PolicyError(`${at}.detector`, "an allow rule overrides deny rules, and this direction has none");
   } else if (x.action === undefined) throw new PolicyError(`${at}.action`, "required: redact, block or flag");
   if (x.detector === "injection" && x.action === "redact") throw new PolicyError(`${at}.action`, "an injection cannot be redacted away; block or flag it");
+  checkJudge(x, at);
+  checkService(x, at);
   const kinds = x.detector === "pii" ? PII_KINDS : x.detector === "secrets" ? SECRET_KINDS : null;
   if (x.kinds !== undefined) {
     if (kinds === null) throw new PolicyError(`${at}.kinds`, `the ${x.detector} detector takes no kinds`);
@@ -100,6 +111,29 @@ function checkRule(x: PolicyRule, at: string, all: PolicyRule[]): void {
     if (x.patterns === undefined) throw new PolicyError(`${at}.patterns`, `required: a ${x.detector} rule matches its patterns`);
   } else if (x.patterns !== undefined && x.detector !== "injection") throw new PolicyError(`${at}.patterns`, `the ${x.detector} detector takes no patterns`);
   x.patterns?.forEach((p, j) => compilePattern(p, `${at}.patterns.${j}`));
+}
+
+function checkService(x: PolicyRule, at: string): void {
+  if (x.detector !== "service") {
+    for (const f of ["url", "headers_from", "body", "unsafe", "why"] as const) if (x[f] !== undefined) throw new PolicyError(`${at}.${f}`, `only a service rule takes ${f}`);
+    return;
+  }
+  if (x.url === undefined) throw new PolicyError(`${at}.url`, "required: the service's URL");
+  if (x.unsafe === undefined) throw new PolicyError(`${at}.unsafe`, "required: the dotted path into the service's answer that says the text is unsafe");
+  if (x.action === "redact") throw new PolicyError(`${at}.action`, "a service says safe or unsafe; it cannot redact: block or flag");
+  if (at.startsWith("output")) throw new PolicyError(`${at}.detector`, "a service reads input only (answers are checked by pattern rules); move it to input");
+  if (x.body !== undefined && !JSON.stringify(x.body).includes("{{text}}")) throw new PolicyError(`${at}.body`, "the body must hold {{text}} where the text goes");
+}
+
+function checkJudge(x: PolicyRule, at: string): void {
+  if (x.detector !== "judge") {
+    for (const f of ["model", "categories"] as const) if (x[f] !== undefined) throw new PolicyError(`${at}.${f}`, `only a judge rule takes ${f}`);
+    if (x.timeout !== undefined && x.detector !== "service") throw new PolicyError(`${at}.timeout`, "only a judge or service rule takes timeout");
+    return;
+  }
+  if (x.model === undefined) throw new PolicyError(`${at}.model`, "required: the model (served by llmgw) that judges the text");
+  if (x.action === "redact") throw new PolicyError(`${at}.action`, "a judge says safe or unsafe; it cannot redact: block or flag");
+  if (at.startsWith("output")) throw new PolicyError(`${at}.detector`, "a judge reads input only (answers are checked by pattern rules); move it to input");
 }
 
 /** Compiles an operator's pattern with re2js (linear time), or throws PolicyError saying why not. */

@@ -2,11 +2,13 @@
 // when the change feed says one changed; each request's merged policy kept per key and model until
 // the next reload; blocks and flags written to guard_events (never the text) and counted.
 import { randomUUID } from "node:crypto";
-import { Counter, type Registry } from "prom-client";
+import { Counter, Histogram, type Registry } from "prom-client";
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
-import type { GuardDecision } from "./input.ts";
+import { ApiError } from "../errors.ts";
+import { GuardBlock, TextCheck, type GuardDecision } from "./check.ts";
+import type { Judge } from "./judge.ts";
 import { applies, merge, type MergedPolicy, type StoredPolicy } from "./merge.ts";
 import { checkPolicy } from "./policy.ts";
 
@@ -37,6 +39,10 @@ export class GuardService {
   private policies: Attached[] = [];
   private merged = new Map<string, MergedPolicy | null>();
   private readonly decisions: Counter<"policy" | "rule" | "action" | "direction">;
+  /** How long the judge took, by model and outcome (safe, unsafe, failed). */
+  readonly judgeSeconds: Histogram<"model" | "outcome">;
+  /** Asks the judge models; null where no judge can be asked (then a judge rule fails, and `fail` decides). */
+  judge: Judge | null = null;
 
   constructor(
     private readonly db: PrismaClient,
@@ -46,6 +52,13 @@ export class GuardService {
       name: "llmgw_guard_decisions_total",
       help: "Guardrail blocks and flags by policy, rule, action and direction",
       labelNames: ["policy", "rule", "action", "direction"],
+      registers: [metrics],
+    });
+    this.judgeSeconds = new Histogram({
+      name: "llmgw_guard_judge_seconds",
+      help: "How long a guardrail judge model took to answer, by model and outcome (safe, unsafe, failed)",
+      labelNames: ["model", "outcome"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [metrics],
     });
   }
@@ -76,5 +89,28 @@ export class GuardService {
     this.db.guardEvent
       .createMany({ data: decisions.map((d) => ({ id: randomUUID(), at, keyId: key.id, projectId: key.projectId, model, ...d })) })
       .catch((err: unknown) => log.warn("could not record guard events", { count: decisions.length, error: err as Error }));
+  }
+
+  /**
+   * A job's texts (a picture's prompt and negative prompt) checked by the input rules, as the
+   * inference routes' bodies are: the texts as the job may use them (redacted), or a GuardBlock.
+   */
+  checkTexts<T extends Record<string, string | undefined>>(key: KeyInfo, model: string, texts: T): T {
+    const policy = this.policyFor(key, model);
+    if (policy === null || policy.input.length === 0) return texts;
+    const c = new TextCheck(policy.input, "input");
+    try {
+      const out = Object.fromEntries(Object.entries(texts).map(([k, v]) => [k, v === undefined ? v : c.text(v)])) as T;
+      this.record(c.decisions, key, model);
+      return out;
+    } catch (err) {
+      if (err instanceof GuardBlock) {
+        this.record(err.decisions, key, model);
+        throw err;
+      }
+      log.error("a guardrail check failed", { policies: policy.policies.join(","), fail: policy.fail, error: err as Error });
+      if (policy.fail === "closed") throw new ApiError("unavailable", "the guardrail check failed and this policy fails closed; try again", { code: "guard_failed", retryAfterS: 1 });
+      return texts;
+    }
   }
 }

@@ -1,7 +1,7 @@
 // What the gateway adds to a request (not part of the test suite):
 //   node --import tsx tests/bench/overhead.ts [--rates 100,500,1000,2000] [--seconds 3]
 //     [--target URL --key K --model M] [--cpu-prof DIR] [--bare] [--no-limits] [--repeat N]
-//     [--gateway-node-flags=FLAGS] [--gateway-nice=N] [--ledger-paused] [--bare-burn-us=N,...]
+//     [--gateway-node-flags=FLAGS] [--gateway-nice=N] [--ledger-paused] [--bare-burn-us=N,...] [--guard]
 // Starts a sim engine process and a whole platform (tests/helpers/platform.ts: needs the test
 // services' env) serving one sim replica with the same settings, then drives the same short,
 // non-streamed chat load at fixed rates, open loop, straight at the sim, through the gateway
@@ -21,6 +21,10 @@
 // they show what CPU per request alone costs at p99 here, apart from GC and batch work: the
 // gateway's CPU per request less the bare one's is the N to compare the gateway with.
 // --ledger-paused adds a target "gw-paused": the gateway again with the usage worker stopped meanwhile.
+// --guard adds a target "gw-guard": the same gateway with a second key that a typical guardrail
+// policy applies to (./guard-policy.ts: personal data, secrets, injection and a deny pattern on the
+// input, secrets on the output; no judge), and prints its CPU per request and added p50/p99 against
+// the plain key's, side by side in the same run.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { Pool } from "undici";
@@ -31,6 +35,7 @@ import { createInterface } from "node:readline";
 import { LLMGW_BIN, nodeFlagsFor, waitFor } from "../../common/children.ts";
 import { loadConfig } from "../../common/config.ts";
 import { startPlatform, uniqueModel } from "../helpers/platform.ts";
+import { addGuardKey, guardRatios } from "./guard-policy.ts";
 import { cpuSeconds, loadAverage, openLoop, runQueueWaitMs, repoRoot, startSimProcess, stealMs, type LoadResult, type Target } from "./load.ts";
 
 const { values } = parseArgs({
@@ -60,6 +65,8 @@ const { values } = parseArgs({
     "gateway-nice": { type: "string" },
     /** Adds a target "burnN" per N: the bare forwarder spending N µs of CPU per request. */
     "bare-burn-us": { type: "string" },
+    /** Adds a target "gw-guard": the gateway with a typical guardrail policy on its key. */
+    guard: { type: "boolean", default: false },
   },
 });
 const rates = values.rates.split(",").map(Number);
@@ -124,6 +131,7 @@ async function main(): Promise<void> {
       { name: "sim", url: sim.url, model: "sim-chat" },
       { name: "gateway", url: p.clientUrl, key, model },
     ];
+    if (values.guard) targets.push({ name: "gw-guard", url: p.clientUrl, key: await addGuardKey(p, model, values.limits), model });
     if (values["ledger-paused"]) targets.push({ name: "gw-paused", url: p.clientUrl, key, model });
     if (bare) targets.push({ name: "bare", url: bare.url, model: "sim-chat" });
     for (const b of burns) targets.push({ name: b.name, url: b.proxy.url, model: "sim-chat" });
@@ -152,7 +160,7 @@ async function main(): Promise<void> {
       const waitPerS = new Map<string, number>();
       /** CPU the host gave other guests during each target's measured seconds (load.ts stealMs), ms per second. */
       const stealPerS = new Map<string, number>();
-      const pids = new Map<string, number>([["gateway", gatewayPid], ["gw-paused", gatewayPid]]);
+      const pids = new Map<string, number>([["gateway", gatewayPid], ["gw-paused", gatewayPid], ["gw-guard", gatewayPid]]);
       if (bare) pids.set("bare", bare.pid);
       for (const b of burns) pids.set(b.name, b.proxy.pid);
       for (const t of targets) {
@@ -193,6 +201,7 @@ async function main(): Promise<void> {
       }
     }
     if (repeat > 1) printMedians(runs, rows);
+    if (values.guard) guardRatios(runs, rows);
     // Where the gateway's p99 comes from: its own event loop held up (GC, long tasks) or not.
     const lastRun = repeat > 1 ? " (the last of the runs)" : "";
     process.stdout.write(`\ngateway process during each run${lastRun}: event-loop delay max / p99 (ms past the ${loopMs} ms timer), GC pauses (count, total ms)\n`);
@@ -250,7 +259,7 @@ const median = (xs: number[]) => {
 };
 
 /** Per rate and target, the median over the runs of each figure (one machine's noise averages out). */
-type Run = { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined; wait: number | undefined; steal: number };
+export type Run = { rate: number; target: string; p50: number; p99: number; addedP50: number; addedP99: number; cpu: number | undefined; wait: number | undefined; steal: number };
 
 function printMedians(runs: Run[], rows: unknown[]): void {
   process.stdout.write(`\nmedians of ${repeat} runs\nrate/s  target      p50 ms   p99 ms   added p50  added p99  CPU s/1000  CPU wait ms/s  steal ms/s  added p99 of each run\n`);

@@ -39,6 +39,17 @@ const BAD: [string, string, string | null, RegExp][] = [
   ["restore without any input rule that redacts", "name: p\nrestore: true\ninput:\n  - {name: s, detector: secrets, action: block}", "restore", /no input rule redacts/],
   ["a duplicate key in the file", `name: p\nname: q\ninput:\n${pii}`, null, /not valid YAML/],
   ["a rule that is a string", "name: p\ninput:\n  - pii", "input.0", /object/],
+  ["a judge without its model", "name: p\ninput:\n  - {name: j, detector: judge, action: block}", "input.0.model", /required/],
+  ["a judge that redacts", "name: p\ninput:\n  - {name: j, detector: judge, model: guard, action: redact}", "input.0.action", /block or flag/],
+  ["a judge on the output", "name: p\noutput:\n  - {name: j, detector: judge, model: guard, action: block}", "output.0.detector", /input only/],
+  ["a model on a pii rule", "name: p\ninput:\n  - {name: x, detector: pii, model: guard, action: redact}", "input.0.model", /only a judge rule/],
+  ["a judge timeout over a minute", "name: p\ninput:\n  - {name: j, detector: judge, model: guard, timeout: 90, action: block}", "input.0.timeout", /at most 60/],
+  ["a service without its url", "name: p\ninput:\n  - {name: s, detector: service, unsafe: flagged, action: block}", "input.0.url", /required/],
+  ["a service url that is not http", "name: p\ninput:\n  - {name: s, detector: service, url: 'ftp://x/y', unsafe: flagged, action: block}", "input.0.url", /http or https/],
+  ["a service body without the text", "name: p\ninput:\n  - {name: s, detector: service, url: 'http://x/y', unsafe: flagged, body: {input: hello}, action: block}", "input.0.body", /\{\{text\}\}/],
+  ["an unsafe path that is not a dotted path", "name: p\ninput:\n  - {name: s, detector: service, url: 'http://x/y', unsafe: 'results[0]', action: block}", "input.0.unsafe", /dotted path/],
+  ["a url on a deny rule", "name: p\ninput:\n  - {name: d, detector: deny, patterns: [x], url: 'http://x/y', action: block}", "input.0.url", /only a service rule/],
+  ["a negative judge timeout", "name: p\ninput:\n  - {name: j, detector: judge, model: guard, timeout: -1, action: block}", "input.0.timeout", /too small|positive|>0/i],
 ];
 
 test(`${BAD.length} malformed or contradictory policy files are refused with the field and why`, () => {

@@ -2,7 +2,7 @@
 //   node --import tsx agent/engines/sim/main.ts --port 18001 --model sim-chat [--ttft-ms 0]
 //     [--tokens-per-second 0] [--slots 64] [--load-delay-ms 0] [--max-tokens-default 16]
 //     [--context-length 4096] [--api-key-env NAME] [--host 127.0.0.1] [--prefix-cache-ttft-ms N]
-//     [--lora-load-ms 0] [--reasoning true]
+//     [--lora-load-ms 0] [--reasoning true] [--guard-judge true]
 // Every flag also reads SIM_<NAME> from the environment (SIM_TTFT_MS, ...) when absent (settings.ts).
 // A bad flag exits 2 with a message; SIGTERM or SIGINT lets requests in flight finish, then exits 0.
 import { log, setLogProcess } from "../../../common/logging.ts";

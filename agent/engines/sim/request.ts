@@ -1,6 +1,7 @@
 // A generation request (chat or completions) read and checked the way vLLM's OpenAI server does,
 // with its 400s: the prompt hashed for the deterministic answer, the token limit against the
 // context, the stop strings, tools, reasoning, response_format and logprobs.
+import { judgeVerdict } from "./judge.ts";
 import { FNV0, VOCAB, VOCAB_N, fnv, prng } from "./generation.ts";
 import { sampleJsonObject, sampleObject, sampleValue } from "./json-sample.ts";
 import { promptPrefix, type PromptPrefix } from "./prefix-cache.ts";
@@ -44,6 +45,8 @@ export interface RequestDefaults {
   contextLength: number;
   maxTokensDefault: number;
   reasoning: boolean;
+  /** Chats are answered with a safety verdict in Llama Guard's format (./judge.ts). */
+  guardJudge?: boolean;
   /** Whether the prefix cache is modelled (then each request's prompt beginning is kept). */
   prefixCache: boolean;
 }
@@ -141,7 +144,7 @@ function chatPrompt(body: Record<string, unknown>, d: RequestDefaults): PromptPa
   const reasoning = typeof asked === "boolean" ? asked : d.reasoning;
   // Echo mode: a last user turn starting "echo: " is answered with itself, 8 characters a token, so
   // tests can read what reached the engine (the guard's redaction) and see text split across events.
-  const structured = lastUser.startsWith(ECHO_PREFIX) ? lastUser : responseFormat(body.response_format, promptHash);
+  const structured = d.guardJudge ? judgeVerdict(lastUser) : lastUser.startsWith(ECHO_PREFIX) ? lastUser : responseFormat(body.response_format, promptHash);
   if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean")
     throw new BadRequest("logprobs must be a boolean", "logprobs");
   const top = asInt(body.top_logprobs, "top_logprobs", 0, 20);

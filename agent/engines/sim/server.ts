@@ -61,6 +61,7 @@ class SimServer {
       contextLength: s.contextLength,
       maxTokensDefault: s.maxTokensDefault,
       reasoning: s.reasoning,
+      guardJudge: s.guardJudge,
       prefixCache: this.scheduler.prefixCache !== null,
     };
     this.baseModel = { id: s.model, object: "model", created: this.created, owned_by: "vllm", root: s.model, parent: null, max_model_len: s.contextLength, permission: [] };

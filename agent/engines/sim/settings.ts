@@ -20,6 +20,8 @@ export const simSettingsSchema = z
     loraLoadMs: z.coerce.number().finite().min(0).max(600_000).default(0),
     /** Every chat answer thinks first (reasoning_content), as a reasoning model behind vLLM's reasoning parser does. */
     reasoning: z.union([z.boolean(), z.stringbool()]).default(false),
+    /** Answers chats as a Llama Guard style safety classifier: `safe`, or `unsafe` and a category (./judge.ts). */
+    guardJudge: z.union([z.boolean(), z.stringbool()]).default(false),
     apiKeyEnv: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
@@ -46,6 +48,7 @@ export const SIM_FLAGS: Readonly<Record<string, { key: keyof SimSettings; env: s
   "--context-length": { key: "contextLength", env: "SIM_CONTEXT_LENGTH" },
   "--api-key-env": { key: "apiKeyEnv", env: "SIM_API_KEY_ENV" },
   "--reasoning": { key: "reasoning", env: "SIM_REASONING" },
+  "--guard-judge": { key: "guardJudge", env: "SIM_GUARD_JUDGE" },
   "--lora-load-ms": { key: "loraLoadMs", env: "SIM_LORA_LOAD_MS" },
 };
 

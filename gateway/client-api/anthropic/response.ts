@@ -2,7 +2,7 @@
 import { randomBytes } from "node:crypto";
 import { signThinking } from "./signature.ts";
 
-export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use";
+export type StopReason = "end_turn" | "max_tokens" | "stop_sequence" | "tool_use" | "refusal";
 
 export type AnthropicBlock =
   | { type: "text"; text: string }
@@ -39,6 +39,8 @@ export function messageId(): string {
 export function stopReason(finish: string | null, matched: unknown, stops: string[]): { stop_reason: StopReason; stop_sequence: string | null } {
   if (finish === "length") return { stop_reason: "max_tokens", stop_sequence: null };
   if (finish === "tool_calls") return { stop_reason: "tool_use", stop_sequence: null };
+  // A guardrail (or an engine's filter) ended the answer: Anthropic's own stop for a refused answer.
+  if (finish === "content_filter") return { stop_reason: "refusal", stop_sequence: null };
   if (typeof matched === "string" && stops.includes(matched)) return { stop_reason: "stop_sequence", stop_sequence: matched };
   return { stop_reason: "end_turn", stop_sequence: null };
 }

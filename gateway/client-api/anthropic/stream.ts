@@ -15,6 +15,8 @@ interface ChunkDelta {
 export interface OpenAIChatChunk {
   choices?: { delta?: ChunkDelta; finish_reason?: string | null; stop_reason?: string | number | null }[];
   usage?: { prompt_tokens: number; completion_tokens: number } | null;
+  /** The guardrail rule that ended the stream (gateway/guard/output-stream.ts). */
+  guardrail?: object;
 }
 
 export function sseEvent(type: string, data: object): string {
@@ -29,6 +31,7 @@ export class AnthropicStream {
   private pinged = false;
   private finish: string | null = null;
   private matched: unknown = null;
+  private guardrail: object | null = null;
   private readonly sse = new SseData();
   private done = false;
 
@@ -49,6 +52,7 @@ export class AnthropicStream {
 
   chunk(c: OpenAIChatChunk): string {
     if (c.usage) this.usage = c.usage;
+    if (c.guardrail) this.guardrail = c.guardrail;
     let out = "";
     for (const choice of c.choices ?? []) {
       const d = choice.delta ?? {};
@@ -82,7 +86,7 @@ export class AnthropicStream {
     this.done = true;
     const out = this.closeBlock();
     const usage = { input_tokens: this.usage?.prompt_tokens ?? 0, output_tokens: this.usage?.completion_tokens ?? 0 };
-    return out + sseEvent("message_delta", { delta: stopReason(this.finish, this.matched, this.ctx.stopSequences), usage }) + sseEvent("message_stop", {});
+    return out + sseEvent("message_delta", { delta: stopReason(this.finish, this.matched, this.ctx.stopSequences), usage, ...(this.guardrail && { guardrail: this.guardrail }) }) + sseEvent("message_stop", {});
   }
 
   private openBlock(open: NonNullable<AnthropicStream["open"]>, block: object): string {

@@ -45,10 +45,10 @@ export function usageOf(u: ChatUsage | null | undefined) {
 
 type Status = "in_progress" | "completed" | "incomplete" | "failed";
 
-/** The response object; `finish` is the engine's finish_reason (length: incomplete, max_output_tokens). */
+/** The response object; `finish` is the engine's finish_reason (length: incomplete, max_output_tokens; content_filter, a guardrail's block: incomplete, content_filter). */
 export function responseObject(ctx: ResponseContext, status: Status, output: OutputItem[], usage: ChatUsage | null, finish?: string | null) {
   const r = ctx.request;
-  const incomplete = status === "completed" && finish === "length";
+  const incomplete = status === "completed" && (finish === "length" || finish === "content_filter");
   const format = r.text?.format ?? { type: "text" };
   return {
     id: ctx.id,
@@ -57,7 +57,7 @@ export function responseObject(ctx: ResponseContext, status: Status, output: Out
     status: incomplete ? ("incomplete" as const) : status,
     background: false,
     error: null,
-    incomplete_details: incomplete ? { reason: "max_output_tokens" as const } : null,
+    incomplete_details: incomplete ? { reason: finish === "length" ? ("max_output_tokens" as const) : ("content_filter" as const) } : null,
     instructions: r.instructions ?? null,
     max_output_tokens: r.max_output_tokens ?? null,
     model: r.model,
