@@ -40,10 +40,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   operation show ID [--follow]
   orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
   keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
-  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID
-  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
+  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | limits clear ID
+  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
-  usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
+  usage [--by org,team,project,person,model,key,day] [--from T] [--to T] [--gpu-seconds] [--csv]     audit [--since 24h]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME

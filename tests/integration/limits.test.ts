@@ -28,6 +28,7 @@ const limits = (key: KeyInfo, scope: ScopeLimits["scope"], l: Partial<ScopeLimit
   tpm: null,
   concurrent: null,
   monthlyBudgetMicros: null,
+  monthlyBudgetGpuSeconds: null,
   ...l,
 });
 const book = (rows: ScopeLimits[]) => ({ forKey: () => rows }) as unknown as LimitBook;
@@ -230,9 +231,9 @@ describe("limits counted in Redis, shared by every gateway", () => {
     await ready();
     const prefix = `llmgw:lim:key:${randomUUID()}`;
     // rpm, tpm: none; 5 at once; no budget. Wanting 10, a lease gets the 5 there are.
-    const admit = (id: string, want: number) => r.testAdmit(1, prefix, Date.now(), 60_000, id, 200, "2026-12", want, -1, -1, 5, -1);
+    const admit = (id: string, want: number) => r.testAdmit(1, prefix, Date.now(), 60_000, id, 200, "2026-12", want, -1, -1, 5, -1, -1);
     // Each lease here holds more than one slot at the one scope: '2' (limit-script.ts).
-    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, id, slots, "2");
+    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, 0, id, slots, "2");
     assert.deepEqual((await admit("dies", 10)).slice(0, 2), [1, 5]);
     assert.deepEqual((await admit("waits", 1)).slice(0, 3), [0, 1, "concurrent"], "all five are held");
     await new Promise((res) => setTimeout(res, 250));
@@ -252,7 +253,7 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(await conns[1]!.zcard(`${prefix}:leases`), 0, "a lease with no slots left is gone");
     assert.equal(await conns[1]!.hlen(`${prefix}:held`), 1, "and so is what it held past its first; the sum is 0");
     assert.deepEqual((await admit("one", 1)).slice(0, 2), [1, 1]);
-    await r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, "one", 1, "1");
+    await r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, 0, "one", 1, "1");
     assert.equal(await holding(prefix), 0, "a lease of one goes with its slot");
   });
 
