@@ -44,7 +44,8 @@ const view = (l: LimitRow, name: string) => ({
   concurrent: l.concurrent,
   monthlyBudget: l.monthlyBudgetMicros === null ? null : Number(l.monthlyBudgetMicros) / 1_000_000,
   // Kept in GPU-seconds, shown in the GPU-hours it is set in.
-  monthlyBudgetGpuHours: l.monthlyBudgetGpuSeconds === null ? null : l.monthlyBudgetGpuSeconds / 3600,
+  // (to 12 digits: 0.0001 h × 3600 ÷ 3600 is not 0.0001 in floating point).
+  monthlyBudgetGpuHours: l.monthlyBudgetGpuSeconds === null ? null : Number((l.monthlyBudgetGpuSeconds / 3600).toPrecision(12)),
 });
 
 async function notFound(scope: string, name: string, known: string[]): Promise<never> {
