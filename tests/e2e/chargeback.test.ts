@@ -110,6 +110,12 @@ describe("chargeback in GPU-seconds", () => {
     assert.equal(Number(cells[1]), rows.length, "its requests");
     assert.ok(Math.abs(Number(cells[6]) - want) < 1e-6, `its GPU-seconds ${cells[6]}, the ledger's ${want}`);
     assert.ok(want > 0);
+    // By org and person through the admin API: the same GPU-seconds; a project's key has no person.
+    type Row = { org: string | null; person: string | null; gpuSeconds: number; cost: number };
+    const byOrg = (await p.admin<{ data: Row[] }>("GET", "/usage?by=org,person")).data.filter((r) => r.org === team);
+    assert.deepEqual(byOrg.map((r) => r.person), [null]);
+    assert.ok(Math.abs(byOrg[0]!.gpuSeconds - want) < 1e-6, `the org's GPU-seconds ${byOrg[0]!.gpuSeconds}`);
+    assert.equal(byOrg[0]!.cost, 0, "no price set: money 0, GPU time still counted");
     const plain = await ctl(["usage", "--by", "team", "--csv"]);
     assert.match(plain, /^team,requests,promptTokens,cachedTokens,completionTokens,cost\r\n/, "without --gpu-seconds: money and tokens as before");
   });

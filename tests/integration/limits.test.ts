@@ -105,6 +105,26 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(refused?.opts.retryAfterS, undefined);
   });
 
+  it("a spent GPU budget refuses as the money budget does, across two gateways, counting fractions", async () => {
+    const key = keyInfo();
+    const b = book([limits(key, "team", { monthlyBudgetGpuSeconds: 1 })]);
+    const [a, c] = [new Limiter(conns[0]!, b, new Registry()), new Limiter(conns[1]!, b, new Registry())];
+    (await a.admit(key)).release({ ...nothing, gpuSeconds: 0.375 });
+    (await c.admit(key)).release({ ...nothing, gpuSeconds: 0.375 });
+    await new Promise((r) => setTimeout(r, 250)); // both sent (every 100 ms)
+    const third = await a.admit(key);
+    assert.equal(third.refused, null, "0.75 of 1 GPU-second spent");
+    third.release({ ...nothing, gpuSeconds: 0.375 });
+    await new Promise((r) => setTimeout(r, 250));
+    for (const l of [a, c]) {
+      const refused = (await l.admit(key)).refused;
+      assert.equal(refused?.status, 429);
+      assert.equal(refused?.opts.code, "budget_exceeded");
+      assert.equal(refused?.opts.retryAfterS, undefined);
+      assert.match(refused!.message, /team's monthly GPU budget is spent/);
+    }
+  });
+
   it("a large limit is admitted on leases: few round trips, never past the limit across two gateways", async () => {
     const key = keyInfo();
     const b = book([limits(key, "key", { rpm: 100 })]); // leases of 2
