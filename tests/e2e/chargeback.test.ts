@@ -7,6 +7,7 @@
 // given two GPUs in the store, as placement writes it, and a second gateway, which reads placements
 // at start, serves the requests.
 import assert from "node:assert/strict";
+import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startChild, stopChild, waitFor, type Child } from "../../common/children.ts";
@@ -16,7 +17,9 @@ import { limitsLoaded } from "../helpers/platform-setup.ts";
 
 const GPUS = 2;
 const TOKENS_PER_SECOND = 10;
-const MAX_TOKENS = 10;
+// Two seconds an answer: long enough that a loaded machine's late timers (a tenth of a second or
+// so, seen) leave the two requests' lengths, and so their shares, close.
+const MAX_TOKENS = 20;
 
 describe("chargeback in GPU-seconds", () => {
   let p: Platform;
@@ -33,7 +36,7 @@ describe("chargeback in GPU-seconds", () => {
     return r.stdout;
   };
   const newKey = async () => JSON.parse(await ctl(["keys", "create", "--project", project, "--json"])) as { id: string; key: string };
-  /** One chat request of MAX_TOKENS tokens at TOKENS_PER_SECOND: about a second of the engine. */
+  /** One chat request of MAX_TOKENS tokens at TOKENS_PER_SECOND: about two seconds of the engine. */
   const chat = async (key: string, stream: boolean) => {
     const r = await fetch(`${base}/v1/chat/completions`, {
       method: "POST",
@@ -43,12 +46,18 @@ describe("chargeback in GPU-seconds", () => {
     const text = await r.text();
     return { status: r.status, text, requestId: r.headers.get("x-request-id") };
   };
-  /** The key's usage rows, once the ledger holds `n`. */
-  const rowsOf = (keyId: string, n: number) =>
-    waitFor(`${n} usage rows of key ${keyId}`, async () => {
-      const rows = await db.usageEvent.findMany({ where: { keyId }, orderBy: { at: "asc" } });
-      return rows.length >= n ? rows : null;
-    }, 30_000, 200);
+  /** The key's usage rows, once the ledger holds `n`; else an error naming those it holds. */
+  const rowsOf = async (keyId: string, n: number) => {
+    let rows: Awaited<ReturnType<typeof db.usageEvent.findMany>> = [];
+    try {
+      return await waitFor(`${n} usage rows of key ${keyId}`, async () => {
+        rows = await db.usageEvent.findMany({ where: { keyId }, orderBy: { at: "asc" } });
+        return rows.length >= n ? rows : null;
+      }, 30_000, 200);
+    } catch (err) {
+      throw new Error(`${(err as Error).message}; the ledger holds: ${JSON.stringify(rows.map((r) => [r.endpoint, r.status, r.gpuSeconds]))}\n${p.logTails()}\n--- gateway-gpus\n${fs.readFileSync(path.join(p.dataDir, "logs", "gateway-gpus.log"), "utf8").slice(-4000)}`);
+    }
+  };
 
   before(async () => {
     p = await startPlatform();
@@ -97,6 +106,29 @@ describe("chargeback in GPU-seconds", () => {
     assert.ok(Math.max(a, b) < 0.65 * wallS * GPUS, `a request alone would have cost ${busyAtLeast * GPUS}; these split it: ${a}, ${b}`);
   });
 
+  it("every route that reaches a replica records its GPU-seconds: completions, embeddings, messages, responses", async () => {
+    const { id, key } = await newKey();
+    const routes: [string, object][] = [
+      ["/v1/completions", { model, prompt: "hi", max_tokens: 2 }],
+      ["/v1/embeddings", { model, input: "hi" }],
+      ["/v1/messages", { model, max_tokens: 2, messages: [{ role: "user", content: "hi" }] }],
+      ["/v1/responses", { model, input: "hi", max_output_tokens: 2 }],
+    ];
+    for (const [route, body] of routes) {
+      const r = await fetch(`${base}${route}`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+      const text = await r.text();
+      assert.equal(r.status, 200, `${route}: ${text}`);
+    }
+    const rows = await rowsOf(id, routes.length);
+    for (const [route] of routes) {
+      const row = rows.find((r) => r.endpoint === route);
+      assert.ok(row, `a usage row for ${route}`);
+      assert.ok(row.gpuSeconds > 0, `${route} cost ${row.gpuSeconds} GPU-seconds`);
+      // Alone on the replica: its whole time there, on both GPUs, and no more than it took.
+      assert.ok(row.gpuSeconds <= (row.latencyMs / 1000) * GPUS, `${route}: ${row.gpuSeconds} ≤ its ${row.latencyMs} ms × ${GPUS}`);
+    }
+  });
+
   it("ctl usage --by team --gpu-seconds --csv sums the team's GPU-seconds, beside money", async () => {
     const rows = await db.usageEvent.findMany({ where: { projectId: (await db.project.findUniqueOrThrow({ where: { name: project } })).id } });
     assert.ok(rows.length >= 2);
@@ -122,7 +154,7 @@ describe("chargeback in GPU-seconds", () => {
 
   it("a monthly budget in GPU-hours stops the key once spent, with the money budget's 429", async () => {
     const { id, key } = await newKey();
-    // 0.36 GPU-seconds: less than one request here costs (about a second on two GPUs).
+    // 0.36 GPU-seconds: less than one request here costs (about two seconds on two GPUs).
     await ctl(["limits", "set", "key", id, "--budget-gpu-hours", "0.0001"]);
     const listed = JSON.parse(await ctl(["limits", "list", "--json"])) as { scope: string; name: string; monthlyBudgetGpuHours: number | null }[];
     assert.equal(listed.find((l) => l.scope === "key" && l.name === id)?.monthlyBudgetGpuHours, 0.0001);
