@@ -64,8 +64,8 @@ async function smokeTest(deps: ActivityDeps, input: { replica: ReplicaRef }): Pr
 }
 
 async function markReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
-  await deps.db.replica.update({ where: { id: input.replica.id }, data: { state: "ready" } });
-  await announce(deps, "ready", input.replica);
+  const row = await deps.db.replica.update({ where: { id: input.replica.id }, data: { state: "ready" }, select: { gpus: true } });
+  await announce(deps, "ready", input.replica, row.gpus.length);
 }
 
 export function agentActivities(deps: ActivityDeps) {

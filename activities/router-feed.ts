@@ -3,11 +3,12 @@ import { publishChange, WEIGHTS_KEY } from "../common/change-feed.ts";
 import type { ReplicaRef } from "../workflows/model-types.ts";
 import type { ActivityDeps } from "./deps.ts";
 
-export async function announce(deps: ActivityDeps, op: "ready" | "draining" | "gone", replica: ReplicaRef): Promise<void> {
+/** `gpus`: how many the replica holds, told with "ready" so gateways can charge its GPU-seconds. */
+export async function announce(deps: ActivityDeps, op: "ready" | "draining" | "gone", replica: ReplicaRef, gpus?: number): Promise<void> {
   await publishChange(deps.redis, {
     kind: "replica",
     op,
-    replica: { id: replica.id, model: replica.model, version: replica.version, nodeId: replica.nodeId, url: replica.url },
+    replica: { id: replica.id, model: replica.model, version: replica.version, nodeId: replica.nodeId, url: replica.url, ...(gpus !== undefined && { gpus }) },
   });
 }
 

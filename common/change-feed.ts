@@ -24,6 +24,8 @@ export const replicaChange = z.object({
     version: z.string(),
     nodeId: z.string(),
     url: z.string(),
+    /** How many GPUs it holds (chargeback); absent from an older publisher: the gateway reads the store. */
+    gpus: z.number().int().nonnegative().optional(),
   }),
 });
 

@@ -22,6 +22,8 @@ export const usageEvent = z.object({
   status: z.number().int(),
   /** The person whose own key made the request (null or absent: a project's key). */
   personId: z.string().nullable().optional(),
+  /** GPU time the request cost (gateway/router/busy-clock.ts); absent: 0 (an outside provider, an older gateway). */
+  gpuSeconds: z.number().nonnegative().optional(),
 });
 export type UsageEvent = z.infer<typeof usageEvent>;
 

@@ -50,10 +50,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   people list | show ID | create --name N [--email E] | disable ID | enable ID | delete ID
   memberships list PERSON | add PERSON --role R --scope platform|org|team|project [--name N] | remove PERSON MEMBERSHIP
   group-mappings list | show ID | create --group G [--provider P] --role R --scope S [--name N] | set ID (as create) | delete ID
-  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID
-  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
+  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | limits clear ID
+  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
-  usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
+  usage [--by org,team,project,person,model,key,day] [--from T] [--to T] [--gpu-seconds] [--csv]     audit [--since 24h]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME

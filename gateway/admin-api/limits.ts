@@ -16,12 +16,27 @@ export const limitTarget = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.strin
 /** The store keeps counts as int32. */
 const count = z.number().int().min(0).max(2 ** 31 - 1).nullable().optional();
 export const limitBody = z
-  .object({ rpm: count, tpm: count, concurrent: count, monthlyBudget: z.number().nonnegative().nullable().optional() })
+  .object({
+    rpm: count,
+    tpm: count,
+    concurrent: count,
+    monthlyBudget: z.number().nonnegative().nullable().optional(),
+    /** GPU-hours a month: what requests cost on our replicas (docs/people.md, "Chargeback in GPU-seconds"). */
+    monthlyBudgetGpuHours: z.number().nonnegative().max(1e9).nullable().optional(),
+  })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget (null clears one)" })
+  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget, monthlyBudgetGpuHours (null clears one)" })
   .meta({ minProperties: 1 });
 
-type LimitRow = { scope: string; scopeId: string; rpm: number | null; tpm: number | null; concurrent: number | null; monthlyBudgetMicros: bigint | null };
+type LimitRow = {
+  scope: string;
+  scopeId: string;
+  rpm: number | null;
+  tpm: number | null;
+  concurrent: number | null;
+  monthlyBudgetMicros: bigint | null;
+  monthlyBudgetGpuSeconds: number | null;
+};
 const view = (l: LimitRow, name: string) => ({
   scope: l.scope,
   name,
@@ -29,6 +44,9 @@ const view = (l: LimitRow, name: string) => ({
   tpm: l.tpm,
   concurrent: l.concurrent,
   monthlyBudget: l.monthlyBudgetMicros === null ? null : Number(l.monthlyBudgetMicros) / 1_000_000,
+  // Kept in GPU-seconds, shown in the GPU-hours it is set in.
+  // (to 12 digits: 0.0001 h × 3600 ÷ 3600 is not 0.0001 in floating point).
+  monthlyBudgetGpuHours: l.monthlyBudgetGpuSeconds === null ? null : Number((l.monthlyBudgetGpuSeconds / 3600).toPrecision(12)),
 });
 
 async function notFound(scope: string, name: string, known: string[]): Promise<never> {
@@ -99,6 +117,7 @@ export function limitRoutes(db: PrismaClient): Router {
       ...(b.tpm !== undefined && { tpm: b.tpm }),
       ...(b.concurrent !== undefined && { concurrent: b.concurrent }),
       ...(b.monthlyBudget !== undefined && { monthlyBudgetMicros: b.monthlyBudget === null ? null : BigInt(toMicros(b.monthlyBudget)) }),
+      ...(b.monthlyBudgetGpuHours !== undefined && { monthlyBudgetGpuSeconds: b.monthlyBudgetGpuHours === null ? null : b.monthlyBudgetGpuHours * 3600 }),
     };
     const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
     const after = await db.limit.upsert({

@@ -68,6 +68,7 @@ export const limit = z.object({
   tpm: z.number().int().nullable(),
   concurrent: z.number().int().nullable(),
   monthlyBudget: z.number().nullable(),
+  monthlyBudgetGpuHours: z.number().nullable(),
 });
 export const limitList = list(limit);
 export const deleted = z.object({ deleted: z.literal(true) });
@@ -76,7 +77,7 @@ export const usageReport = z.looseObject({
   from: time,
   to: time,
   by: z.array(z.string()),
-  data: z.array(z.looseObject({ requests: z.number().int(), promptTokens: z.number().int(), cachedTokens: z.number().int(), completionTokens: z.number().int(), costMicros: z.number().int(), cost: z.number() })),
+  data: z.array(z.looseObject({ requests: z.number().int(), promptTokens: z.number().int(), cachedTokens: z.number().int(), completionTokens: z.number().int(), costMicros: z.number().int(), cost: z.number(), gpuSeconds: z.number().describe("GPU time: the replica's GPUs × each request's share of its engine (docs/people.md)") })),
 });
 const delivery = z.object({ webhook: z.string().describe("the webhook's ref: host and hash, never its URL"), ok: z.boolean(), status: z.number().int().nullable(), error: z.string().optional() });
 export const notificationView = z.looseObject({

@@ -92,7 +92,7 @@ export const adminOperations: Operation[] = [
   { method: "put", path: `${V1}/limits/:scope/:name`, summary: "Set limits of an org, team (ORG/TEAM), project or key; null clears one", tag: "limits", params: limitTarget, request: limitBody, responses: ok("The limits now", out.limit) },
   { method: "delete", path: `${V1}/limits/:scope/:name`, summary: "Clear every limit of an org, team, project or key", tag: "limits", params: limitTarget, responses: ok("Cleared", out.deleted) },
 
-  { method: "get", path: `${V1}/usage`, summary: "The ledger summed by project, model, key or day; CSV with format=csv", tag: "usage", query: usageQuery, responses: { "200": { description: "The report (text/csv with format=csv)", schema: out.usageReport, contentTypes: ["application/json", "text/csv"] } } },
+  { method: "get", path: `${V1}/usage`, summary: "The ledger summed by org, team, project, person, model, key or day, in tokens, money and GPU-seconds; CSV with format=csv", tag: "usage", query: usageQuery, responses: { "200": { description: "The report (text/csv with format=csv)", schema: out.usageReport, contentTypes: ["application/json", "text/csv"] } } },
   { method: "get", path: `${V1}/audit`, summary: "Who changed what, oldest first", tag: "audit", query: auditQuery, responses: ok("The events", out.auditList) },
 
   { method: "get", path: `${V1}/slurm`, summary: "Each node in llmgw and in Slurm", tag: "slurm", responses: ok("The nodes", out.slurmStatus) },

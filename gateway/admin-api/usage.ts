@@ -1,4 +1,5 @@
-// The usage report: the ledger summed by any of project, model, key and day over a time range.
+// The usage report: the ledger summed by any of org, team, project, person, model, key and day over a
+// time range, in tokens, money and GPU-seconds (chargeback: docs/people.md).
 import { Router } from "express";
 import { z } from "zod";
 import { toCsv } from "../../common/csv.ts";
@@ -9,7 +10,12 @@ import { usageReach } from "./scope.ts";
 // The ledger's times are UTC without a zone (as Prisma writes them), so bounds are given the same way.
 // The only SQL put together from input: whitelisted expressions, chosen by name.
 const DIMENSIONS = {
+  org: Prisma.sql`o.name`,
+  // ORG/TEAM, as limits name a team.
+  team: Prisma.sql`(o.name || '/' || t.name)`,
   project: Prisma.sql`COALESCE(p.name, u.project_id)`,
+  // By email where the person has one: names are not unique.
+  person: Prisma.sql`COALESCE(pe.email, pe.name, u.person_id)`,
   model: Prisma.sql`u.model`,
   key: Prisma.sql`u.key_id`,
   day: Prisma.sql`to_char(date_trunc('day', u.at), 'YYYY-MM-DD')`,
@@ -29,7 +35,7 @@ export const usageQuery = z.object({
   format: z.enum(["json", "csv"]).default("json"),
 });
 
-export const USAGE_MEASURES = ["requests", "promptTokens", "cachedTokens", "completionTokens", "cost"] as const;
+export const USAGE_MEASURES = ["requests", "promptTokens", "cachedTokens", "completionTokens", "cost", "gpuSeconds"] as const;
 
 export function usageRoutes(db: PrismaClient): Router {
   const r = Router();
@@ -47,8 +53,11 @@ export function usageRoutes(db: PrismaClient): Router {
              COALESCE(sum(u.prompt_tokens), 0)::bigint AS "promptTokens",
              COALESCE(sum(u.cached_tokens), 0)::bigint AS "cachedTokens",
              COALESCE(sum(u.completion_tokens), 0)::bigint AS "completionTokens",
-             COALESCE(sum(u.cost_micros), 0)::bigint AS "costMicros"
+             COALESCE(sum(u.cost_micros), 0)::bigint AS "costMicros",
+             COALESCE(sum(u.gpu_seconds), 0)::float8 AS "gpuSeconds"
         FROM usage_events u LEFT JOIN projects p ON p.id = u.project_id
+             LEFT JOIN teams t ON t.id = p.team_id LEFT JOIN orgs o ON o.id = t.org_id
+             LEFT JOIN people pe ON pe.id = u.person_id
        WHERE u.at >= ${from.toISOString()}::timestamp AND u.at < ${to.toISOString()}::timestamp ${reached}
        ${by.length ? Prisma.sql`GROUP BY ${Prisma.join(by.map((d) => DIMENSIONS[d]), ", ")} ORDER BY ${Prisma.join(by.map((d) => DIMENSIONS[d]), ", ")}` : Prisma.empty}`;
     const data = rows.map((row) => ({
@@ -59,6 +68,7 @@ export function usageRoutes(db: PrismaClient): Router {
       completionTokens: Number(row.completionTokens),
       costMicros: Number(row.costMicros),
       cost: Number(row.costMicros) / 1_000_000,
+      gpuSeconds: Number(row.gpuSeconds),
     }));
     if (q.format === "csv") return void res.type("text/csv").send(toCsv([...by, ...USAGE_MEASURES], data));
     res.json({ from, to, by, data });

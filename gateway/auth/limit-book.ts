@@ -14,6 +14,8 @@ export interface ScopeLimits {
   tpm: number | null;
   concurrent: number | null;
   monthlyBudgetMicros: number | null;
+  /** GPU-seconds a month (set in GPU-hours); spent by what requests cost on our replicas. */
+  monthlyBudgetGpuSeconds: number | null;
 }
 
 const REFRESH_MS = 3_000;
@@ -54,6 +56,7 @@ export class LimitBook {
           tpm: r.tpm,
           concurrent: r.concurrent,
           monthlyBudgetMicros: r.monthlyBudgetMicros === null ? null : Number(r.monthlyBudgetMicros),
+          monthlyBudgetGpuSeconds: r.monthlyBudgetGpuSeconds ?? null,
         },
       ]),
     );

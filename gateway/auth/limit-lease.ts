@@ -24,7 +24,7 @@ export function leaseSize(limits: ScopeLimits[]): number {
 
 /** Identifies a set of limits: a lease taken under other limits is not used. */
 export const limitsSignature = (limits: ScopeLimits[]): string =>
-  limits.map((l) => `${l.scope}:${l.scopeId}:${l.rpm}:${l.tpm}:${l.concurrent}:${l.monthlyBudgetMicros}`).join("|");
+  limits.map((l) => `${l.scope}:${l.scopeId}:${l.rpm}:${l.tpm}:${l.concurrent}:${l.monthlyBudgetMicros}:${l.monthlyBudgetGpuSeconds}`).join("|");
 
 export class Lease {
   /** Reserved requests not yet admitted here. */
@@ -46,9 +46,10 @@ export class Lease {
     granted: number,
     readonly bucket: number,
     readonly until: number,
-    /** Per scope, as the script listed them: tokens in the window and spend this month. */
+    /** Per scope, as the script listed them: tokens in the window, spend and GPU-seconds this month. */
     private readonly tokens: number[],
     private readonly spent: number[],
+    private readonly gpuSpent: number[],
     /** Where in Redis its slots are, as the settle script reads it (limit-script.ts): one character per scope of the key. */
     readonly slotsAt: string,
   ) {
@@ -91,6 +92,7 @@ export class Lease {
     for (const [i, l] of this.limits.entries()) {
       if (l.tpm !== null && this.tokens[i]! + 1 > l.tpm) return false;
       if (l.monthlyBudgetMicros !== null && this.spent[i]! >= l.monthlyBudgetMicros) return false;
+      if (l.monthlyBudgetGpuSeconds !== null && this.gpuSpent[i]! >= l.monthlyBudgetGpuSeconds) return false;
     }
     this.requests--;
     if (this.slotted) this.freeSlots--;
@@ -103,10 +105,11 @@ export class Lease {
   }
 
   /** What a finished request used, for the local view of tokens and spend. */
-  used(tokens: number, cost: number): void {
+  used(tokens: number, cost: number, gpuSeconds: number): void {
     for (let i = 0; i < this.tokens.length; i++) {
       this.tokens[i]! += tokens;
       this.spent[i]! += cost;
+      this.gpuSpent[i]! += gpuSeconds;
     }
   }
 

@@ -12,10 +12,10 @@
 
 /**
  * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, lease id, slot ttl ms, month, requests
- * wanted, then per scope: rpm, tpm, concurrent, budget micros (-1 for none).
+ * wanted, then per scope: rpm, tpm, concurrent, budget micros, GPU budget in GPU-seconds (-1 for none).
  * Checks one request as it would be alone; admitted, it grants g = min(wanted, the room every rate
  * and slot limit has left) requests, counted in this minute, and g slots held by the lease id.
- * Returns {1, g, then per scope: tokens in the window, spent this month} when admitted, else
+ * Returns {1, g, then per scope: tokens in the window, spent this month, GPU-seconds this month} when admitted, else
  * {0, scope index (1-based), reason, retry ms (-1: none)}.
  */
 export const ADMIT_LUA = `
@@ -56,8 +56,8 @@ end
 -- Per scope index, the slots its leases hold now (set where the scope limits concurrency).
 local inUse = {}
 for i, prefix in ipairs(KEYS) do
-  local base = 6 + (i - 1) * 4
-  local rpm, tpm, conc, budget = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4])
+  local base = 6 + (i - 1) * 5
+  local rpm, tpm, conc, budget, gpuBudget = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 2]), tonumber(ARGV[base + 3]), tonumber(ARGV[base + 4]), tonumber(ARGV[base + 5])
   for _, rate in ipairs({{'rpm', rpm}, {'tpm', tpm}}) do
     if rate[2] >= 0 then
       local c, p = counts(prefix, rate[1])
@@ -71,11 +71,14 @@ for i, prefix in ipairs(KEYS) do
   if budget >= 0 and tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0') >= budget then
     return {0, i, 'budget', -1}
   end
+  if gpuBudget >= 0 and tonumber(redis.call('GET', prefix .. ':gpu:' .. month) or '0') >= gpuBudget then
+    return {0, i, 'gpu_budget', -1}
+  end
 end
 local g = want
 local out = {1, 0}
 for i, prefix in ipairs(KEYS) do
-  local base = 6 + (i - 1) * 4
+  local base = 6 + (i - 1) * 5
   local rpm, conc = tonumber(ARGV[base + 1]), tonumber(ARGV[base + 3])
   if rpm >= 0 then
     local c, p = counts(prefix, 'rpm')
@@ -85,11 +88,13 @@ for i, prefix in ipairs(KEYS) do
   local c, p = counts(prefix, 'tpm')
   out[#out + 1] = math.floor(p * (w - elapsed) / w + c)
   out[#out + 1] = tonumber(redis.call('GET', prefix .. ':spent:' .. month) or '0')
+  -- As a string: Lua numbers go back to the client as integers, and GPU-seconds have fractions.
+  out[#out + 1] = redis.call('GET', prefix .. ':gpu:' .. month) or '0'
 end
 g = math.max(g, 1)
 out[2] = g
 for i, prefix in ipairs(KEYS) do
-  local base = 6 + (i - 1) * 4
+  local base = 6 + (i - 1) * 5
   if tonumber(ARGV[base + 1]) >= 0 then
     local k = prefix .. ':rpm:' .. cur
     redis.call('INCRBY', k, g)
@@ -111,19 +116,19 @@ return out
 
 /**
  * KEYS[i]: the scope's key prefix. ARGV: now ms, window ms, tokens, cost micros, month, then the
- * minute bucket and count of leased requests given back unused (0 0: none), then triples of a lease
+ * minute bucket and count of leased requests given back unused (0 0: none), GPU-seconds, then triples of a lease
  * id, how many of its slots to free, and where it holds them: one character per KEYS entry, '0'
  * none there (no concurrency limit), '1' its only slot, '2' more than one (counted in :held). So a
  * scope without slots costs nothing and a lease of one a single ZREM. A lease that lapsed meanwhile
  * has nothing left to free.
- * Adds tokens to the minute and cost to the month at every scope; a give-back only touches counts
+ * Adds tokens to the minute and cost and GPU-seconds to the month at every scope; a give-back only touches counts
  * that exist (a scope without a rate limit has none).
  */
 export const SETTLE_LUA = `
 local now, w, tokens, cost, month = tonumber(ARGV[1]), tonumber(ARGV[2]), tonumber(ARGV[3]), tonumber(ARGV[4]), ARGV[5]
-local bucket, unused = ARGV[6], tonumber(ARGV[7])
+local bucket, unused, gpu = ARGV[6], tonumber(ARGV[7]), tonumber(ARGV[8])
 local cur = math.floor(now / w)
-for n = 8, #ARGV - 2, 3 do
+for n = 9, #ARGV - 2, 3 do
   local lease, freed, where = ARGV[n], tonumber(ARGV[n + 1]), ARGV[n + 2]
   for i, prefix in ipairs(KEYS) do
     local held = string.sub(where, i, i)
@@ -159,6 +164,11 @@ for _, prefix in ipairs(KEYS) do
   if cost > 0 then
     local k = prefix .. ':spent:' .. month
     redis.call('INCRBY', k, cost)
+    redis.call('EXPIRE', k, 40 * 86400)
+  end
+  if gpu > 0 then
+    local k = prefix .. ':gpu:' .. month
+    redis.call('INCRBYFLOAT', k, ARGV[8])
     redis.call('EXPIRE', k, 40 * 86400)
   end
 end

@@ -10,12 +10,12 @@ import { randomUUID } from "node:crypto";
 import type { ChainableCommander, Redis } from "ioredis";
 import { Counter, type Registry } from "prom-client";
 import { log } from "../../common/logging.ts";
-import { raise } from "../../common/notifier.ts";
-import { ApiError } from "../errors.ts";
+import type { ApiError } from "../errors.ts";
 import type { KeyInfo } from "./key-cache.ts";
 import { scopesOf, type LimitBook, type ScopeLimits } from "./limit-book.ts";
 import { Lease, LEASE_MS, leaseSize, limitsSignature } from "./limit-lease.ts";
 import { ADMIT_LUA, SETTLE_LUA } from "./limit-script.ts";
+import { refusedError } from "./limit-refusal.ts";
 import { LocalLimits, type Refusal } from "./local-limits.ts";
 
 const WINDOW_MS = 60_000;
@@ -25,7 +25,8 @@ const WARN_EVERY_MS = 10_000;
 /** How often what requests used is sent to Redis, and leases past their time given back. */
 const FLUSH_MS = 100;
 
-type Spent = { promptTokens: number; completionTokens: number; costMicros: number };
+/** What a finished request used: tokens, money and (on our replicas) GPU-seconds. */
+export type Spent = { promptTokens: number; completionTokens: number; costMicros: number; gpuSeconds?: number };
 
 /**
  * What the limiter decides for one request (named apart from the router's Admission, which queues
@@ -43,6 +44,7 @@ interface Pending {
   prefixes: string[];
   tokens: number;
   cost: number;
+  gpu: number;
   /** Leased requests not used: [minute bucket, count]. */
   unused: [number, number][];
   /** Slots to free, by the lease that holds them, and where they are (Lease.slotsAt). */
@@ -168,7 +170,7 @@ export class Limiter {
       return {
         refused: null,
         release: (spent) => {
-          this.local.settle(prefixes, id, Date.now(), 0, 0, month);
+          this.local.settle(prefixes, id, Date.now(), 0, 0, month, 0);
           this.count(k, all, spent);
         },
       };
@@ -215,7 +217,7 @@ export class Limiter {
     try {
       const pipe = this.redis.pipeline() as LimiterPipeline;
       if (pend) for (const args of settleCalls(pend, now)) pipe.llmgwSettle(pend.prefixes.length, ...args);
-      const limitArgs = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1]);
+      const limitArgs = limits.flatMap((l) => [l.rpm ?? -1, l.tpm ?? -1, l.concurrent ?? -1, l.monthlyBudgetMicros ?? -1, l.monthlyBudgetGpuSeconds ?? -1]);
       pipe.llmgwAdmit(prefixes.length, ...prefixes, now, WINDOW_MS, id, SLOT_TTL_MS, monthOf(now), want, ...limitArgs);
       const results = (await pipe.exec()) ?? [];
       if (pend && results.length > 1) {
@@ -242,8 +244,9 @@ export class Limiter {
       Number(r[1]),
       bucketOf(now),
       now + LEASE_MS,
-      views.filter((_, i) => i % 2 === 0),
-      views.filter((_, i) => i % 2 === 1),
+      views.filter((_, i) => i % 3 === 0),
+      views.filter((_, i) => i % 3 === 1),
+      views.filter((_, i) => i % 3 === 2),
       slotsAt(k.split(" "), limits, Number(r[1])),
     );
     // A request admitted meanwhile on another new lease: the later one serves, the other goes back.
@@ -258,7 +261,7 @@ export class Limiter {
       refused: null,
       release: (spent) => {
         const now = Date.now();
-        lease.used(spent.promptTokens + spent.completionTokens, spent.costMicros);
+        lease.used(spent.promptTokens + spent.completionTokens, spent.costMicros, spent.gpuSeconds ?? 0);
         if (lease.slotted) {
           if (this.leases.get(k) === lease && lease.live(now, bucketOf(now))) lease.slotBack();
           else this.freeLater(k, all, lease, 1);
@@ -270,15 +273,17 @@ export class Limiter {
 
   private count(k: string, all: string[], spent: Spent): void {
     const tokens = spent.promptTokens + spent.completionTokens;
-    if (tokens === 0 && spent.costMicros === 0) return;
+    const gpu = spent.gpuSeconds ?? 0;
+    if (tokens === 0 && spent.costMicros === 0 && gpu === 0) return;
     const p = this.pendingFor(k, all);
     p.tokens += tokens;
     p.cost += spent.costMicros;
+    p.gpu += gpu;
   }
 
   private pendingFor(k: string, prefixes: string[]): Pending {
     let p = this.pending.get(k);
-    if (!p) this.pending.set(k, (p = { prefixes, tokens: 0, cost: 0, unused: [], slots: new Map() }));
+    if (!p) this.pending.set(k, (p = { prefixes, tokens: 0, cost: 0, gpu: 0, unused: [], slots: new Map() }));
     return p;
   }
 
@@ -326,7 +331,7 @@ export class Limiter {
   private settleLocally(p: Pending, err: unknown): void {
     this.fellBack("settle", err);
     const now = Date.now();
-    this.local.settle(p.prefixes, "-", now, p.tokens, p.cost, monthOf(now));
+    this.local.settle(p.prefixes, "-", now, p.tokens, p.cost, monthOf(now), p.gpu);
   }
 
   private fellBack(op: string, err: unknown): void {
@@ -351,37 +356,7 @@ function settleCalls(p: Pending, now: number): (string | number)[][] {
   const month = monthOf(now);
   const [first, ...more] = p.unused.length ? p.unused : [[0, 0] as [number, number]];
   return [
-    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], ...[...p.slots].flatMap(([id, s]) => [id, s.count, s.at])],
-    ...more.map(([bucket, n]) => [...p.prefixes, now, WINDOW_MS, 0, 0, month, bucket, n]),
+    [...p.prefixes, now, WINDOW_MS, p.tokens, p.cost, month, first![0], first![1], p.gpu, ...[...p.slots].flatMap(([id, s]) => [id, s.count, s.at])],
+    ...more.map(([bucket, n]) => [...p.prefixes, now, WINDOW_MS, 0, 0, month, bucket, n, 0]),
   ];
-}
-
-const WHAT: Record<Refusal["reason"], string> = {
-  rpm: "requests per minute",
-  tpm: "tokens per minute",
-  concurrent: "concurrent requests",
-  budget: "monthly budget",
-};
-
-/** The client's error for a refusal. A spent budget is also news for the operators: it raises budget_spent. */
-function refusedError(r: Refusal, l: ScopeLimits): ApiError {
-  if (r.reason === "budget") budgetSpent(l);
-  const message =
-    r.reason === "budget"
-      ? `the ${l.scope}'s monthly budget is spent; it resets at the start of next month`
-      : `rate limit reached: the ${l.scope}'s ${WHAT[r.reason]} limit`;
-  return new ApiError("rate_limit", message, {
-    code: r.reason === "budget" ? "budget_exceeded" : "rate_limit_exceeded",
-    retryAfterS: r.retryMs === null ? undefined : Math.max(1, Math.ceil(r.retryMs / 1000)),
-  });
-}
-
-/** Noticed on every request the budget refuses; raise drops the repeats within the hour. */
-function budgetSpent(l: ScopeLimits): void {
-  raise({
-    kind: "budget_spent",
-    subject: `${l.scope}/${l.scopeId}`,
-    summary: `the monthly budget of ${l.scope} ${l.scopeId} (${((l.monthlyBudgetMicros ?? 0) / 1e6).toFixed(2)}) is spent; its requests are refused until next month`,
-    details: { scope: l.scope, scopeId: l.scopeId, monthlyBudgetMicros: l.monthlyBudgetMicros },
-  });
 }

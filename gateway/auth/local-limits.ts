@@ -2,7 +2,7 @@
 // same sliding windows, slots and monthly spend, counted in this process only.
 import type { ScopeLimits } from "./limit-book.ts";
 
-export type Refusal = { index: number; reason: "rpm" | "tpm" | "concurrent" | "budget"; retryMs: number | null };
+export type Refusal = { index: number; reason: "rpm" | "tpm" | "concurrent" | "budget" | "gpu_budget"; retryMs: number | null };
 
 type Window = { bucket: number; c: number; p: number };
 
@@ -10,6 +10,7 @@ export class LocalLimits {
   private windows = new Map<string, Window>();
   private slots = new Map<string, Map<string, number>>();
   private spent = new Map<string, number>();
+  private gpuSpent = new Map<string, number>();
 
   constructor(private readonly windowMs: number) {}
 
@@ -26,6 +27,7 @@ export class LocalLimits {
       const slots = this.slotsOf(prefixes[i]!, now);
       if (l.concurrent !== null && slots.size >= l.concurrent) return { index: i + 1, reason: "concurrent", retryMs: 1000 };
       if (l.monthlyBudgetMicros !== null && (this.spent.get(`${prefixes[i]}:${month}`) ?? 0) >= l.monthlyBudgetMicros) return { index: i + 1, reason: "budget", retryMs: null };
+      if (l.monthlyBudgetGpuSeconds !== null && (this.gpuSpent.get(`${prefixes[i]}:${month}`) ?? 0) >= l.monthlyBudgetGpuSeconds) return { index: i + 1, reason: "gpu_budget", retryMs: null };
     }
     for (const [i, l] of limits.entries()) {
       if (l.rpm !== null) this.window(`${prefixes[i]}:rpm`, now).c++;
@@ -34,11 +36,12 @@ export class LocalLimits {
     return null;
   }
 
-  settle(prefixes: string[], id: string, now: number, tokens: number, cost: number, month: string): void {
+  settle(prefixes: string[], id: string, now: number, tokens: number, cost: number, month: string, gpuSeconds: number): void {
     for (const prefix of prefixes) {
       this.slots.get(prefix)?.delete(id);
       if (tokens > 0) this.window(`${prefix}:tpm`, now).c += tokens;
       if (cost > 0) this.spent.set(`${prefix}:${month}`, (this.spent.get(`${prefix}:${month}`) ?? 0) + cost);
+      if (gpuSeconds > 0) this.gpuSpent.set(`${prefix}:${month}`, (this.gpuSpent.get(`${prefix}:${month}`) ?? 0) + gpuSeconds);
     }
   }
 

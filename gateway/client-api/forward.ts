@@ -15,6 +15,7 @@ import { judgeInput } from "../guard/judge-stage.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
+import type { Spent } from "../auth/limiter.ts";
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
@@ -48,7 +49,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let status = 500;
   let ttftMs: number | null = null;
   let replica: string | null = null;
-  let spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
+  let spent: Spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
   try {
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
     const policy = deps.guard?.policyFor(key, model) ?? null;
@@ -83,6 +84,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       latencyMs: performance.now() - p.started,
       ttftMs: out.ttftMs,
       status,
+      gpuSeconds: out.gpuSeconds ?? 0,
     });
   } catch (err) {
     status = err instanceof ApiError ? err.status : 500;

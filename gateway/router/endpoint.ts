@@ -5,6 +5,7 @@ import type { Pool } from "undici";
 import type { Admission } from "./admission.ts";
 import type { Affinity } from "./affinity.ts";
 import type { Breaker } from "./breaker.ts";
+import type { BusyClock } from "./busy-clock.ts";
 import type { SmoothedTtft } from "./ttft.ts";
 
 /** What the proxy needs to send a request to an outside provider with one key. */
@@ -49,6 +50,10 @@ export interface Endpoint {
   outside: OutsideTarget | null;
   /** `Bearer <the replica's engine key>`, sent on every request and scrape (its engine demands it); "" for outside providers (their key is in `outside`). */
   engineAuth: string;
+  /** The GPUs the replica holds (its placement); 0 for a replica on no GPU and for outside providers. */
+  gpus: number;
+  /** The replica's processor-sharing clock: a request's share of the engine's busy time (busy-clock.ts). */
+  busy: BusyClock;
 }
 
 /** A served model: its replicas and what routing keeps for all of them. */

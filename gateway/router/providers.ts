@@ -6,6 +6,7 @@
 import { upstreamPool } from "./upstream-pool.ts";
 import type { OutsideProvider } from "../../common/catalog-providers.ts";
 import { Breaker } from "./breaker.ts";
+import { BusyClock } from "./busy-clock.ts";
 import { KeysFile } from "./provider-keys.ts";
 import type { Endpoint, ModelGroup, OutsideTarget } from "./endpoint.ts";
 import { SmoothedTtft } from "./ttft.ts";
@@ -90,6 +91,9 @@ function makeEndpoint(id: string, model: string, p: OutsideProvider, authorizati
     group,
     weight,
     engineAuth: "",
+    // Not our GPUs: an outside provider's requests cost no GPU-seconds here.
+    gpus: 0,
+    busy: new BusyClock(),
     outside: { provider: p.name, model: p.model, pathPrefix: base.pathname.replace(/\/+$/, ""), authorization, keyRef: ref, refused: 0, limited: 0 },
   };
 }

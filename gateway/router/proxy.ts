@@ -21,6 +21,8 @@ export interface ProxyOutcome {
   endpoint: Endpoint | null;
   usage: Usage | null;
   ttftMs: number | null;
+  /** GPU time the request cost on our replicas: each attempt's share of its engine × its GPUs (busy-clock.ts). */
+  gpuSeconds?: number;
 }
 
 export interface ProxyRequest {
@@ -120,10 +122,12 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
   let outsideModel: string | null = null;
   let outsidePayload = "";
   let refusals = 0;
+  // Summed over attempts: a replica that failed mid-answer still ran the request for a while.
+  let gpuSeconds = 0;
   const tried = new Set<string>();
   for (let attempt = 0; attempt < MAX_ATTEMPTS; attempt++) {
     // Gone between attempts: the close listener aborted the previous call only.
-    if (client.gone) return { status: 499, endpoint: null, usage: null, ttftMs: null };
+    if (client.gone) return { status: 499, endpoint: null, usage: null, ttftMs: null, gpuSeconds };
     const now = Date.now();
     const e = pick(endpoints, tried, hints, endpoints[0]?.group.affinity ?? null, now);
     if (!e) break;
@@ -131,6 +135,7 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
     e.breaker.begin(now);
     e.inflight++;
     const sent = performance.now();
+    const mark = e.busy.begin(sent);
     const o = e.outside;
     if (o !== null && o.model !== outsideModel) {
       outsideModel = o.model;
@@ -147,15 +152,17 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
       await up.head;
     } catch {
       e.inflight--;
+      gpuSeconds += e.busy.end(mark) * e.gpus;
       if (client.gone) {
         e.breaker.abandon();
-        return { status: 499, endpoint: e, usage: null, ttftMs: null };
+        return { status: 499, endpoint: e, usage: null, ttftMs: null, gpuSeconds };
       }
       e.breaker.failure(Date.now());
       continue;
     }
     if (up.statusCode >= 500) {
       e.inflight--;
+      gpuSeconds += e.busy.end(mark) * e.gpus;
       e.breaker.failure(Date.now());
       await up.dump();
       continue;
@@ -166,6 +173,7 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
       // another key; a refusal is not a failed attempt (`tried` still bounds the loop).
       if (up.statusCode !== 429 || anotherUsable(endpoints, tried, Date.now())) {
         e.inflight--;
+        e.busy.end(mark); // an outside key: no GPUs of ours
         refusals++;
         attempt--;
         await up.dump();
@@ -178,7 +186,9 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
       out = await (p.respond ?? relay)(res, e, up, p);
     } finally {
       e.inflight--;
+      gpuSeconds += e.busy.end(mark) * e.gpus;
     }
+    out.gpuSeconds = gpuSeconds;
     if (out.status === 200) {
       // The engine's own time to first token: from our send, not from the client's request.
       if (out.ttftMs !== null) e.ttft.observe(out.ttftMs - (sent - p.started), Date.now());

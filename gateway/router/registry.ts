@@ -5,6 +5,7 @@ import type { ReplicaChange } from "../../common/change-feed.ts";
 import { Admission, DEFAULT_BANDS, type Band, type BandPolicy } from "./admission.ts";
 import { Affinity } from "./affinity.ts";
 import { Breaker } from "./breaker.ts";
+import { BusyClock } from "./busy-clock.ts";
 import { parseProviders } from "../../common/catalog-providers.ts";
 import { refreshEvery, refreshInBackground } from "../../common/refresh-timer.ts";
 import { ModelProviders } from "./providers.ts";
@@ -67,7 +68,7 @@ export class EndpointRegistry {
     const seen = new Set<string>();
     for (const r of rows) {
       seen.add(r.id);
-      this.add({ id: r.id, model: r.modelName, version: r.version.version, nodeId: r.nodeId, url: r.url });
+      this.add({ id: r.id, model: r.modelName, version: r.version.version, nodeId: r.nodeId, url: r.url, gpus: r.gpus?.length ?? 0 });
     }
     for (const id of [...this.byId.keys()]) if (!seen.has(id)) this.remove(id);
     if (this.loadWeights) {
@@ -206,8 +207,9 @@ export class EndpointRegistry {
   private add(r: ReplicaChange["replica"]): void {
     if (this.byId.has(r.id)) return;
     const group = this.group(r.model);
+    const { gpus, ...replica } = r;
     const e: Endpoint = {
-      ...r,
+      ...replica,
       pool: upstreamPool(r.url, 256),
       inflight: 0,
       slots: this.slots,
@@ -222,11 +224,22 @@ export class EndpointRegistry {
       outside: null,
       // Made once per replica, not per request.
       engineAuth: `Bearer ${this.opts.engineKey(r.id)}`,
+      gpus: gpus ?? 0,
+      busy: new BusyClock(),
     };
     this.byId.set(r.id, e);
+    if (gpus === undefined) this.readGpus(e);
     // A new array, not a push: a request already routing keeps the list it started with.
     group.endpoints = [...group.endpoints, e];
     group.admission.drain();
+  }
+
+  /** A "ready" from a publisher that did not say how many GPUs: the store's placement does. */
+  private readGpus(e: Endpoint): void {
+    Promise.resolve()
+      .then(() => this.db.replica.findUnique({ where: { id: e.id }, select: { gpus: true } }))
+      .then((row) => (e.gpus = row?.gpus.length ?? 0))
+      .catch(() => undefined); // charged as 0 GPUs: better than a request that fails for it
   }
 
   private group(model: string): ModelGroup {

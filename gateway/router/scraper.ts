@@ -35,13 +35,15 @@ export class MetricsScraper {
       const r = await e.pool.request({ path: "/metrics", method: "GET", headers: { authorization: e.engineAuth }, headersTimeout: this.everyMs, bodyTimeout: this.everyMs });
       const text = await r.body.text();
       const load = r.statusCode === 200 ? parseEngineLoad(text) : null;
-      if (!load) return; // stale data ages out in pick (STALE_MS)
+      if (!load) return void e.busy.engineUnknown(); // stale data ages out in pick (STALE_MS)
+      e.busy.engineRunning(load.running);
       e.running = load.running;
       e.waiting = load.waiting;
       e.kvCacheUsage = load.kvCacheUsage;
       e.scrapedAt = Date.now();
     } catch {
       // An engine that does not answer its metrics is judged by its requests (the breaker).
+      e.busy.engineUnknown();
     } finally {
       this.busy.delete(e);
     }

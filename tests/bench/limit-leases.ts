@@ -53,6 +53,7 @@ function limitsFor(key: KeyInfo, scopes: number, concurrent: number): ScopeLimit
     tpm: null,
     concurrent,
     monthlyBudgetMicros: null,
+    monthlyBudgetGpuSeconds: null,
   }));
 }
 

@@ -140,7 +140,7 @@ describe("API keys, prices, the usage report and the audit log", () => {
     const csv = await fetch(`${p.adminUrl}/api/v1/usage?by=model&format=csv`, { headers: { authorization: `Bearer ${p.adminToken}` } });
     assert.match(csv.headers.get("content-type")!, /text\/csv/);
     const text = await csv.text();
-    assert.match(text, /^model,requests,promptTokens,cachedTokens,completionTokens,cost\r\n/);
+    assert.match(text, /^model,requests,promptTokens,cachedTokens,completionTokens,cost,gpuSeconds\r\n/);
     assert.ok(text.includes(`${model},`));
     const ctl = await p.ctl(["usage", "--by", "project", "--csv"]);
     assert.equal(ctl.code, 0, ctl.stderr);

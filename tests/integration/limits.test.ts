@@ -12,6 +12,7 @@ import { redis } from "../../common/redis.ts";
 import type { KeyInfo } from "../../gateway/auth/key-cache.ts";
 import type { LimitBook, ScopeLimits } from "../../gateway/auth/limit-book.ts";
 import { ADMIT_LUA, SETTLE_LUA } from "../../gateway/auth/limit-script.ts";
+import { LEASE_MS } from "../../gateway/auth/limit-lease.ts";
 import { Limiter } from "../../gateway/auth/limiter.ts";
 
 const fast = { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 } as const;
@@ -28,6 +29,7 @@ const limits = (key: KeyInfo, scope: ScopeLimits["scope"], l: Partial<ScopeLimit
   tpm: null,
   concurrent: null,
   monthlyBudgetMicros: null,
+  monthlyBudgetGpuSeconds: null,
   ...l,
 });
 const book = (rows: ScopeLimits[]) => ({ forKey: () => rows }) as unknown as LimitBook;
@@ -102,6 +104,27 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(refused?.status, 429);
     assert.equal(refused?.opts.code, "budget_exceeded");
     assert.equal(refused?.opts.retryAfterS, undefined);
+  });
+
+  it("a spent GPU budget refuses as the money budget does, across two gateways, counting fractions", async () => {
+    const key = keyInfo();
+    const b = book([limits(key, "team", { monthlyBudgetGpuSeconds: 1 })]);
+    const [a, c] = [new Limiter(conns[0]!, b, new Registry()), new Limiter(conns[1]!, b, new Registry())];
+    (await a.admit(key)).release({ ...nothing, gpuSeconds: 0.375 });
+    (await c.admit(key)).release({ ...nothing, gpuSeconds: 0.375 });
+    await new Promise((r) => setTimeout(r, 250)); // both sent (every 100 ms)
+    const third = await a.admit(key);
+    assert.equal(third.refused, null, "0.75 of 1 GPU-second spent");
+    third.release({ ...nothing, gpuSeconds: 0.375 });
+    // Past the leases taken meanwhile: a lease sees another gateway's spend when it is renewed, as for money.
+    await new Promise((r) => setTimeout(r, LEASE_MS + 250));
+    for (const l of [a, c]) {
+      const refused = (await l.admit(key)).refused;
+      assert.equal(refused?.status, 429);
+      assert.equal(refused?.opts.code, "budget_exceeded");
+      assert.equal(refused?.opts.retryAfterS, undefined);
+      assert.match(refused!.message, /team's monthly GPU budget is spent/);
+    }
   });
 
   it("a large limit is admitted on leases: few round trips, never past the limit across two gateways", async () => {
@@ -230,9 +253,9 @@ describe("limits counted in Redis, shared by every gateway", () => {
     await ready();
     const prefix = `llmgw:lim:key:${randomUUID()}`;
     // rpm, tpm: none; 5 at once; no budget. Wanting 10, a lease gets the 5 there are.
-    const admit = (id: string, want: number) => r.testAdmit(1, prefix, Date.now(), 60_000, id, 200, "2026-12", want, -1, -1, 5, -1);
+    const admit = (id: string, want: number) => r.testAdmit(1, prefix, Date.now(), 60_000, id, 200, "2026-12", want, -1, -1, 5, -1, -1);
     // Each lease here holds more than one slot at the one scope: '2' (limit-script.ts).
-    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, id, slots, "2");
+    const settle = (id: string, slots: number) => r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, 0, id, slots, "2");
     assert.deepEqual((await admit("dies", 10)).slice(0, 2), [1, 5]);
     assert.deepEqual((await admit("waits", 1)).slice(0, 3), [0, 1, "concurrent"], "all five are held");
     await new Promise((res) => setTimeout(res, 250));
@@ -252,7 +275,7 @@ describe("limits counted in Redis, shared by every gateway", () => {
     assert.equal(await conns[1]!.zcard(`${prefix}:leases`), 0, "a lease with no slots left is gone");
     assert.equal(await conns[1]!.hlen(`${prefix}:held`), 1, "and so is what it held past its first; the sum is 0");
     assert.deepEqual((await admit("one", 1)).slice(0, 2), [1, 1]);
-    await r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, "one", 1, "1");
+    await r.testSettle(1, prefix, Date.now(), 60_000, 0, 0, "2026-12", 0, 0, 0, "one", 1, "1");
     assert.equal(await holding(prefix), 0, "a lease of one goes with its slot");
   });
 

@@ -5,6 +5,7 @@ import type { Pool } from "undici";
 import { Admission } from "../../gateway/router/admission.ts";
 import { Affinity, prefixHash } from "../../gateway/router/affinity.ts";
 import { Breaker } from "../../gateway/router/breaker.ts";
+import { BusyClock } from "../../gateway/router/busy-clock.ts";
 import { pick, type RouteHints } from "../../gateway/router/pick.ts";
 import type { Endpoint, ModelGroup } from "../../gateway/router/endpoint.ts";
 import { SmoothedTtft } from "../../gateway/router/ttft.ts";
@@ -49,6 +50,8 @@ function table(rows: Row[]): Endpoint[] {
       group,
       weight: r.weight ?? 1,
       engineAuth: "",
+      gpus: 0,
+      busy: new BusyClock(),
       outside: null,
     };
   });
