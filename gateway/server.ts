@@ -23,6 +23,7 @@ import { withHotPath } from "./client-api/hot-path.ts";
 import { ResponseStore } from "./client-api/responses/store.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
+import { startMcp, withMcp } from "./mcp/gateway.ts";
 import { EndpointRegistry } from "./router/registry.ts";
 import { engineKey } from "../common/engine-key.ts";
 import { Waker } from "./router/wake.ts";
@@ -108,7 +109,8 @@ export async function startGateway(): Promise<Gateway> {
   metrics.watch({ registry, usage, keys });
 
   const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
-  const client = await listen(withHotPath(clientDeps, clientApi(clientDeps)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const mcp = startMcp({ db, redis: usageConn, keys, metrics: metrics.registry, breakerMs: c.LLMGW_MCP_BREAKER_MS, stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS });
+  const client = await listen(withMcp(mcp, withHotPath(clientDeps, clientApi(clientDeps))), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
@@ -126,6 +128,7 @@ export async function startGateway(): Promise<Gateway> {
     metricsPort: portOf(metricsServer),
     controlPort: control.port,
     async close() {
+      await mcp.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       tls?.close();
       await usage.close();

@@ -14,6 +14,8 @@ export interface KeyInfo {
   band: string;
   expiresAt: number | null;
   revoked: boolean;
+  /** The person whose own key it is (POST /me/keys); null or absent for a project's key. */
+  personId?: string | null;
 }
 
 type Entry = { info: KeyInfo | null; until: number };
@@ -83,6 +85,7 @@ export class KeyCache {
           band: row.band,
           expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
           revoked: row.revokedAt !== null,
+          personId: row.personId,
         }
       : null;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
