@@ -26,6 +26,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
+  mcp: async () => (await import("./mcp.ts")).mcpCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -40,10 +41,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   operation show ID [--follow]
   orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
   keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
-  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID
-  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
+  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--tools 'jira.*,files.read'] | limits clear ID
+  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--tools P,…] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
-  usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h]
+  usage [--by project,model,key,day] [--from T] [--to T] [--csv]     audit [--since 24h] [--source admin|mcp]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME
@@ -51,6 +52,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
   guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
+  mcp add NAME --url URL|--command PROG [--arg X]… [--env K=V]…|--openapi URL|FILE [--header-file H=/path]… [--timeout 30s] [--rate 60/min] | list | show|test|remove NAME
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

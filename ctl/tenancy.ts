@@ -107,5 +107,5 @@ export async function keysCommand(argv: string[]): Promise<void> {
     process.stderr.write(`new key ${k.prefix}… (id ${k.id}): shown once, keep it now; the old key works until ${k.old.expiresAt}\n`);
     return;
   }
-  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS] | limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID");
+  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS] | limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--tools P,…] | limits clear ID");
 }

@@ -1,5 +1,6 @@
 // The admin API, /api/v1: on its own port (loopback by default), behind the admin token.
 import { guardRoutes } from "./guard.ts";
+import { mcpServerRoutes } from "./mcp-servers.ts";
 import { timingSafeEqual } from "node:crypto";
 import express from "express";
 import type { Client } from "@temporalio/client";
@@ -62,6 +63,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", guardRoutes(opts.db, opts.redis));
+  app.use("/api/v1", mcpServerRoutes(opts.db));
   // Every other path is a JSON 404 too: never Express's HTML page.
   app.use((req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { toMicros } from "../../common/pricing.ts";
 import { LIMIT_SCOPES, type LimitScope } from "../auth/limit-book.ts";
+import { TOOL_PATTERN } from "../mcp/grants.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { orgByName, teamIdByPath } from "./orgs.ts";
@@ -15,12 +16,19 @@ export const limitTarget = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.strin
 /** The store keeps counts as int32. */
 const count = z.number().int().min(0).max(2 ** 31 - 1).nullable().optional();
 export const limitBody = z
-  .object({ rpm: count, tpm: count, concurrent: count, monthlyBudget: z.number().nonnegative().nullable().optional() })
+  .object({
+    rpm: count,
+    tpm: count,
+    concurrent: count,
+    monthlyBudget: z.number().nonnegative().nullable().optional(),
+    /** MCP tool grants (gateway/mcp/grants.ts); null or [] grants none. */
+    tools: z.array(z.string().regex(TOOL_PATTERN, "a tool pattern: SERVER.TOOL, SERVER.* or *")).max(500).nullable().optional(),
+  })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget (null clears one)" })
+  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget, tools (null clears one)" })
   .meta({ minProperties: 1 });
 
-type LimitRow = { scope: string; scopeId: string; rpm: number | null; tpm: number | null; concurrent: number | null; monthlyBudgetMicros: bigint | null };
+type LimitRow = { scope: string; scopeId: string; rpm: number | null; tpm: number | null; concurrent: number | null; monthlyBudgetMicros: bigint | null; tools: string[] };
 const view = (l: LimitRow, name: string) => ({
   scope: l.scope,
   name,
@@ -28,6 +36,7 @@ const view = (l: LimitRow, name: string) => ({
   tpm: l.tpm,
   concurrent: l.concurrent,
   monthlyBudget: l.monthlyBudgetMicros === null ? null : Number(l.monthlyBudgetMicros) / 1_000_000,
+  tools: l.tools,
 });
 
 async function notFound(scope: string, name: string, known: string[]): Promise<never> {
@@ -72,6 +81,7 @@ export function limitRoutes(db: PrismaClient): Router {
       ...(b.tpm !== undefined && { tpm: b.tpm }),
       ...(b.concurrent !== undefined && { concurrent: b.concurrent }),
       ...(b.monthlyBudget !== undefined && { monthlyBudgetMicros: b.monthlyBudget === null ? null : BigInt(toMicros(b.monthlyBudget)) }),
+      ...(b.tools !== undefined && { tools: [...new Set(b.tools ?? [])] }),
     };
     const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
     const after = await db.limit.upsert({

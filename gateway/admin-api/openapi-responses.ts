@@ -68,6 +68,7 @@ export const limit = z.object({
   tpm: z.number().int().nullable(),
   concurrent: z.number().int().nullable(),
   monthlyBudget: z.number().nullable(),
+  tools: z.array(z.string()).describe("MCP tool grants"),
 });
 export const limitList = list(limit);
 export const deleted = z.object({ deleted: z.literal(true) });

@@ -10,6 +10,7 @@ import { modelNamePath, placementQuery } from "./catalog.ts";
 import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
 import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
+import { mcpOperations } from "./mcp-servers.ts";
 import { guardEventsQuery, guardExplainQuery, guardPolicyName } from "./guard.ts";
 import { policyDocument } from "../guard/policy.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
@@ -116,6 +117,7 @@ export const adminOperations: Operation[] = [
   { method: "delete", path: `${V1}/guard/policies/:name`, summary: "Remove a guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("Removed", out.deleted) },
   { method: "get", path: `${V1}/guard/explain`, summary: "The merged guardrail policy a key and model get, and where each rule came from", tag: "guard", query: guardExplainQuery, responses: ok("The merged policy", out.guardExplain) },
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
+  ...mcpOperations,
 ];
 
 let cached: Record<string, unknown> | null = null;

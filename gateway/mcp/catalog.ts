@@ -21,6 +21,11 @@ interface Held {
   tools?: { until: number; list: Tool[] };
 }
 
+/** How a server is reached, by its kind. */
+export function upstreamOf(spec: McpServerSpec, stdioLifetimeMs: number): Upstream {
+  return spec.kind === "openapi" ? new OpenApiUpstream(spec) : new SdkUpstream(spec, { lifetimeMs: stdioLifetimeMs, server: spec.name });
+}
+
 export class McpCatalog {
   private held = new Map<string, Held>();
 
@@ -31,7 +36,7 @@ export class McpCatalog {
   ) {}
 
   private upstreamFor(spec: McpServerSpec): Upstream {
-    return spec.kind === "openapi" ? new OpenApiUpstream(spec) : new SdkUpstream(spec, { lifetimeMs: this.stdioLifetimeMs, server: spec.name });
+    return upstreamOf(spec, this.stdioLifetimeMs);
   }
 
   /** Every registered server, its upstream made anew where the registration changed. */
