@@ -16,4 +16,4 @@ export async function grantsOf(db: PrismaClient, key: KeyInfo): Promise<string[]
 }
 
 /** What a grant pattern may look like (the admin API checks it). */
-export const TOOL_PATTERN = /^(\*|[a-z][a-z0-9_-]{0,39}(\.\*|\.[A-Za-z0-9_.\/-]{1,128}))$/;
+export const TOOL_PATTERN = /^(\*|[a-z][a-z0-9_-]{0,39}(\.\*|\.[A-Za-z0-9_./-]{1,128}))$/;

@@ -36,14 +36,31 @@ function readBody(req: IncomingMessage): Promise<string> {
     let size = 0;
     req.on("data", (c: Buffer) => {
       size += c.length;
-      if (size > MAX_BODY_BYTES) {
-        reject(new Error("too large"));
-        req.destroy();
-      } else chunks.push(c);
+      // Past the bound the rest is read and dropped, so the client reads the 413 (the connection
+      // then closes); a body past 16 times it ends the connection instead.
+      if (size > 16 * MAX_BODY_BYTES) req.destroy();
+      else if (size > MAX_BODY_BYTES) reject(new Error("too large"));
+      else chunks.push(c);
     });
     req.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
     req.on("error", reject);
   });
+}
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** A single tools/call request whose params are not a name and an arguments object. */
+export function badToolCall(body: unknown): { id: string | number; message: string } | null {
+  if (!isObject(body) || body.jsonrpc !== "2.0" || body.method !== "tools/call" || (typeof body.id !== "string" && typeof body.id !== "number")) return null;
+  const p = body.params;
+  const message = !isObject(p)
+    ? "params must be an object with the tool's name"
+    : typeof p.name !== "string" || p.name === ""
+      ? "params.name must be the tool's name"
+      : p.arguments !== undefined && !isObject(p.arguments)
+        ? "params.arguments must be an object"
+        : null;
+  return message ? { id: body.id, message } : null;
 }
 
 export class McpHttp {
@@ -83,7 +100,7 @@ export class McpHttp {
       try {
         text = await readBody(req);
       } catch {
-        return rpcError(res, 413, ErrorCode.InvalidRequest, `the request body is larger than ${MAX_BODY_BYTES} bytes`);
+        return rpcError(res, 413, ErrorCode.InvalidRequest, `the request body is larger than ${MAX_BODY_BYTES} bytes`, { connection: "close" });
       }
       try {
         body = JSON.parse(text);
@@ -100,6 +117,10 @@ export class McpHttp {
       if (!s || s.key.id !== key.id) return rpcError(res, 404, ErrorCode.InvalidRequest, "Session not found: begin a new one with initialize");
       s.key = key;
       s.lastUsed = Date.now();
+      const bad = badToolCall(body);
+      // The SDK's server would answer these -32603 with a zod dump; the spec says -32602. JSON is
+      // an answer a POST may get in any session.
+      if (bad) return void res.writeHead(200, { "content-type": "application/json" }).end(JSON.stringify({ jsonrpc: "2.0", id: bad.id, error: { code: ErrorCode.InvalidParams, message: bad.message } }));
       return s.transport.handleRequest(req, res, body);
     }
     if (id !== undefined) return rpcError(res, 400, ErrorCode.InvalidRequest, "one mcp-session-id header, please");
@@ -110,15 +131,13 @@ export class McpHttp {
 
   private async begin(req: IncomingMessage, res: ServerResponse, key: KeyInfo, body: unknown): Promise<void> {
     const json = new URL(req.url ?? "/mcp", "http://x").searchParams.get("response") === "json";
-    let session: Session | undefined;
-    const transport = new StreamableHTTPServerTransport({
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       enableJsonResponse: json,
-      onsessioninitialized: (sid) => {
-        if (session) this.sessions.set(sid, session);
-      },
+      // Called while initialize is handled below, after `session` is made.
+      onsessioninitialized: (sid) => void this.sessions.set(sid, session),
     });
-    session = { key, transport, lastUsed: Date.now() };
+    const session: Session = { key, transport, lastUsed: Date.now() };
     transport.onclose = () => {
       if (transport.sessionId) this.sessions.delete(transport.sessionId);
     };
