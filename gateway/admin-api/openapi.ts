@@ -11,6 +11,7 @@ import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflow
 import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
 import { mcpOperations } from "./mcp-servers.ts";
+import { mcpServerBody } from "../mcp/spec.ts";
 import { guardEventsQuery, guardExplainQuery, guardPolicyName } from "./guard.ts";
 import { policyDocument } from "../guard/policy.ts";
 import { canaryBody, scaleBody, serveBody, upgradeBody } from "./models.ts";
@@ -151,6 +152,7 @@ export function adminOpenApi(): Record<string, unknown> {
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
+      McpServerRequest: mcpServerBody,
       Accepted: out.accepted,
       Error: out.adminError,
     },
