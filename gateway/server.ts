@@ -109,7 +109,7 @@ export async function startGateway(): Promise<Gateway> {
   metrics.watch({ registry, usage, keys });
 
   const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
-  const mcp = startMcp({ db, redis: usageConn, keys, metrics: metrics.registry, breakerMs: c.LLMGW_MCP_BREAKER_MS, stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS });
+  const mcp = startMcp({ db, redis: usageConn, keys, guard, metrics: metrics.registry, breakerMs: c.LLMGW_MCP_BREAKER_MS, stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS });
   const client = await listen(withMcp(mcp, withHotPath(clientDeps, clientApi(clientDeps))), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();

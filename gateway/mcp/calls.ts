@@ -9,6 +9,8 @@ import { recordCall } from "./audit.ts";
 import type { ServerBreakers } from "./breaker.ts";
 import { asCaller } from "./caller.ts";
 import type { McpCatalog } from "./catalog.ts";
+import type { GuardService } from "../guard/service.ts";
+import { guardAnswer, guardArgs } from "./guarded.ts";
 import { grantsOf, toolGranted } from "./grants.ts";
 import type { McpMetrics, Outcome } from "./metrics.ts";
 import { takeCall } from "./rate.ts";
@@ -20,6 +22,7 @@ export interface McpDeps {
   catalog: McpCatalog;
   breakers: ServerBreakers;
   metrics: McpMetrics;
+  guard: GuardService | null;
   /** The most a call's arguments and its answer may be, as JSON. */
   maxArgsBytes: number;
   maxAnswerBytes: number;
@@ -40,7 +43,8 @@ export async function listTools(deps: McpDeps, key: KeyInfo): Promise<Tool[]> {
   return lists.flat().filter((t) => toolGranted(grants, t.name));
 }
 
-export async function callTool(deps: McpDeps, key: KeyInfo, name: string, args: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+export async function callTool(deps: McpDeps, key: KeyInfo, name: string, given: Record<string, unknown>, ctx: CallContext): Promise<CallToolResult> {
+  let args = given;
   const started = performance.now();
   const argsJson = JSON.stringify(args);
   const dot = name.indexOf(".");
@@ -65,6 +69,14 @@ export async function callTool(deps: McpDeps, key: KeyInfo, name: string, args: 
     done("breaker_open");
     const retryAfterSeconds = deps.breakers.retryAfterS(server);
     return toolError(`server ${server} is out after failing repeatedly; try again in ${retryAfterSeconds} s`, { "llmgw/retryAfterSeconds": retryAfterSeconds });
+  }
+  if (deps.guard) {
+    const g = guardArgs(deps.guard, key, name, args);
+    if (!g.ok) {
+      done("blocked");
+      return toolError(`the arguments were ${g.message}`);
+    }
+    args = g.value;
   }
   const rate = await takeCall(deps.redis, server, key.id, h.spec.ratePerMin);
   if (!rate.allowed) {
@@ -96,6 +108,14 @@ export async function callTool(deps: McpDeps, key: KeyInfo, name: string, args: 
   if (Buffer.byteLength(JSON.stringify(result)) > deps.maxAnswerBytes) {
     done("too_large");
     return toolError(`${name}'s answer is larger than ${deps.maxAnswerBytes} bytes; it was withheld`);
+  }
+  if (deps.guard) {
+    const g = guardAnswer(deps.guard, key, name, result);
+    if (!g.ok) {
+      done("blocked");
+      return toolError(`${name}'s answer was ${g.message}`);
+    }
+    result = g.value;
   }
   done(result.isError ? "tool_error" : "ok");
   return result;

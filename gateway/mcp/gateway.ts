@@ -5,6 +5,7 @@ import type { Redis } from "ioredis";
 import type { Registry } from "prom-client";
 import type { PrismaClient } from "../../common/db.ts";
 import type { KeyCache } from "../auth/key-cache.ts";
+import type { GuardService } from "../guard/service.ts";
 import { ServerBreakers } from "./breaker.ts";
 import { McpCatalog } from "./catalog.ts";
 import { isMcpPath, McpHttp } from "./http.ts";
@@ -14,6 +15,7 @@ export interface McpGatewayOptions {
   db: PrismaClient;
   redis: Redis;
   keys: KeyCache;
+  guard: GuardService | null;
   metrics: Registry;
   breakerMs: number;
   stdioLifetimeMs: number;
@@ -27,7 +29,7 @@ export interface McpGateway {
 export function startMcp(o: McpGatewayOptions): McpGateway {
   const breakers = new ServerBreakers(o.breakerMs);
   const catalog = new McpCatalog(o.db, breakers, o.stdioLifetimeMs);
-  const http = new McpHttp({ db: o.db, redis: o.redis, catalog, breakers, metrics: new McpMetrics(o.metrics), maxArgsBytes: 1024 * 1024, maxAnswerBytes: 4 * 1024 * 1024 }, o.keys);
+  const http = new McpHttp({ db: o.db, redis: o.redis, catalog, breakers, metrics: new McpMetrics(o.metrics), guard: o.guard, maxArgsBytes: 1024 * 1024, maxAnswerBytes: 4 * 1024 * 1024 }, o.keys);
   return {
     http,
     async close() {
