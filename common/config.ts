@@ -104,6 +104,16 @@ const schema = z.object({
   LLMGW_MCP_BREAKER_MS: z.coerce.number().int().positive().default(60_000),
   /** A stdio MCP server's process is ended this long after it started, and spawned again at the next call. */
   LLMGW_MCP_STDIO_LIFETIME_MS: z.coerce.number().int().positive().default(600_000),
+  /** A person's session ends after this long unused (gateway/people/sessions.ts). */
+  LLMGW_SESSION_IDLE_SECONDS: z.coerce.number().int().min(10).max(7 * 86_400).default(30 * 60),
+  /** A person's session never outlives this, however used. */
+  LLMGW_SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(12 * 3600),
+  // sign-in (issue 31): the identity providers people sign in with, and where their browsers reach this gateway.
+  /** A YAML/JSON file naming the OpenID providers and the LDAP directory (gateway/people/sign-in-settings.ts); unset: no sign-in. */
+  LLMGW_SIGN_IN_FILE: z.string().min(1).optional(),
+  /** The client port's URL as people's browsers reach it: redirect URIs are made from it; http:// only on loopback. Unset: http://LLMGW_HOST:<client port>. */
+  LLMGW_PUBLIC_URL: z.url({ protocol: /^https?$/ }).optional(),
+  // end of sign-in settings
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   /**

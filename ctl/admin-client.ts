@@ -3,6 +3,7 @@
 import fs from "node:fs";
 import http from "node:http";
 import path from "node:path";
+import { ctlSession } from "../common/ctl-session.ts";
 import { ctlSettings } from "../common/ctl-settings.ts";
 
 export class CtlError extends Error {
@@ -31,10 +32,26 @@ function fromFiles(dataDir: string): { url?: string; token?: string } {
   }
 }
 
+/** Where the admin API is: LLMGW_ADMIN_URL, the data directory's endpoints.json, else host and port. */
+export function adminBaseUrl(): string {
+  const c = ctlSettings();
+  return c.LLMGW_ADMIN_URL ?? fromFiles(c.dataDir).url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
+}
+
 export function adminClient(): AdminClient {
   const c = ctlSettings();
   const files = fromFiles(c.dataDir);
-  const base = c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
+  const base = adminBaseUrl();
+  // A person signed in (ctl login, or LLMGW_SESSION) acts as themselves, unless an admin token is given.
+  if (!c.LLMGW_ADMIN_TOKEN) {
+    let session;
+    try {
+      session = ctlSession();
+    } catch (err) {
+      throw new CtlError((err as Error).message);
+    }
+    if (session) return adminClientFor(session.url ?? base, session.token);
+  }
   const token = c.LLMGW_ADMIN_TOKEN ?? files.token;
   if (!token) throw new CtlError(`no admin token: set LLMGW_ADMIN_TOKEN or run where ${c.dataDir}/admin-token exists`);
   return adminClientFor(base, token);
@@ -45,7 +62,7 @@ export function adminClient(): AdminClient {
  * HTTP parser, which was most of a short ctl command's CPU (docs/benchmarks.md, "ctl's start").
  * A connection of its own (no keep-alive pool): no idle socket can go stale between two calls.
  */
-async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
+export async function send(url: URL, method: string, headers: Record<string, string>, body: string | undefined): Promise<{ status: number; text: string }> {
   const mod = url.protocol === "https:" ? await import("node:https") : http;
   return new Promise((resolve, reject) => {
     const req = mod.request(url, { method, headers, agent: false }, (res) => {

@@ -27,6 +27,12 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
   mcp: async () => (await import("./mcp.ts")).mcpCommand,
+  scim: async () => (await import("./scim.ts")).scimCommand,
+  people: async () => (await import("./people.ts")).peopleCommand,
+  memberships: async () => (await import("./people.ts")).membershipsCommand,
+  "group-mappings": async () => (await import("./people.ts")).groupMappingsCommand,
+  login: async () => (await import("./login.ts")).loginCommand,
+  logout: async () => (await import("./login.ts")).logoutCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -41,6 +47,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   operation show ID [--follow]
   orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
   keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
+  keys create --mine --project P … | list --mine | revoke --mine ID     (your own keys: needs ctl login or LLMGW_SESSION)
+  people list | show ID | create --name N [--email E] | disable ID | enable ID | delete ID
+  memberships list PERSON | add PERSON --role R --scope platform|org|team|project [--name N] | remove PERSON MEMBERSHIP
+  group-mappings list | show ID | create --group G [--provider P] --role R --scope S [--name N] | set ID (as create) | delete ID
   keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--tools 'jira.*,files.read'] | limits clear ID
   limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--tools P,…] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
@@ -51,8 +61,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   request --explain --model M [--profile P] [--session S] [--user U] [--prompt TEXT]
   guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
   guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
+  scim token create NAME | token list | token revoke ID|NAME     (SCIM provisioning's bearer tokens)
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
   mcp add NAME --url URL|--command PROG [--arg X]… [--env K=V]…|--openapi URL|FILE [--header-file H=/path]… [--timeout 30s] [--rate 60/min] | list | show|test|remove NAME
+  login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

@@ -15,15 +15,18 @@ import { readOrCreateSecret } from "../common/secrets.ts";
 import { temporalClient } from "../common/temporal.ts";
 import { controlPlaneTlsFromConfig } from "../common/tls/control-plane.ts";
 import { adminApi } from "./admin-api/app.ts";
+import { SessionStore } from "./people/sessions.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
 import { Limiter } from "./auth/limiter.ts";
 import { clientApi } from "./client-api/app.ts";
+import { authRoutes } from "./client-api/auth-routes.ts";
 import { withHotPath } from "./client-api/hot-path.ts";
 import { ResponseStore } from "./client-api/responses/store.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { startMcp, withMcp } from "./mcp/gateway.ts";
+import { IdentityProviders } from "./people/sign-in-settings.ts";
 import { EndpointRegistry } from "./router/registry.ts";
 import { engineKey } from "../common/engine-key.ts";
 import { Waker } from "./router/wake.ts";
@@ -108,10 +111,21 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
+  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
+  const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
+  const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
+  // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.
+  const peopleAdmin = adminApi({ ...adminOpts, adminToken: null });
+  // Sign-in (gateway/client-api/auth-routes.ts): redirect URIs are made from the public URL, by default this port's.
+  let publicUrl = c.LLMGW_PUBLIC_URL ? new URL(c.LLMGW_PUBLIC_URL) : undefined;
+  const auth = authRoutes({ db, redis: usageConn, sessions, providers: IdentityProviders.fromFile(c.LLMGW_SIGN_IN_FILE), publicUrl: () => publicUrl! });
+  const clientApp = clientApi({ ...clientDeps, auth });
+  const front = (req: http.IncomingMessage, res: http.ServerResponse) => (req.url === "/api/v1" || req.url?.startsWith("/api/v1/") || req.url?.startsWith("/api/v1?") ? peopleAdmin(req, res) : clientApp(req, res));
   const mcp = startMcp({ db, redis: usageConn, keys, guard, metrics: metrics.registry, breakerMs: c.LLMGW_MCP_BREAKER_MS, stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS });
-  const client = await listen(withMcp(mcp, withHotPath(clientDeps, clientApi(clientDeps))), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
-  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
+  const client = await listen(withMcp(mcp, withHotPath(clientDeps, front)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  publicUrl ??= new URL(`http://${c.LLMGW_HOST.includes(":") ? `[${c.LLMGW_HOST}]` : c.LLMGW_HOST}:${portOf(client)}`);
+  if (!c.LLMGW_PUBLIC_URL && c.LLMGW_SIGN_IN_FILE && !/^(127\.|localhost$|::1$)/.test(c.LLMGW_HOST)) log.warn("sign-in is configured but LLMGW_PUBLIC_URL is not: redirect URIs name this gateway's own address", { publicUrl: publicUrl.href });
+  const admin = await listen(adminApi({ ...adminOpts, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());
@@ -129,6 +143,7 @@ export async function startGateway(): Promise<Gateway> {
     controlPort: control.port,
     async close() {
       await mcp.close();
+      auth.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       tls?.close();
       await usage.close();

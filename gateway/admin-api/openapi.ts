@@ -27,6 +27,8 @@ import { orgBody, teamBody } from "./orgs.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
+import { peopleNamed, peopleOperations } from "./openapi-people.ts";
+import { scimTokenBody, scimTokenCreated, scimTokenList, scimTokenOut, scimTokenRef } from "./scim-tokens.ts";
 
 const V1 = "/api/v1";
 const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
@@ -117,7 +119,12 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/guard/policies/:name`, summary: "One guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("The policy", out.guardPolicy) },
   { method: "delete", path: `${V1}/guard/policies/:name`, summary: "Remove a guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("Removed", out.deleted) },
   { method: "get", path: `${V1}/guard/explain`, summary: "The merged guardrail policy a key and model get, and where each rule came from", tag: "guard", query: guardExplainQuery, responses: ok("The merged policy", out.guardExplain) },
+  { method: "post", path: `${V1}/scim/tokens`, summary: "A SCIM bearer token for an identity provider, shown this once (only its sha256 is kept)", tag: "scim", request: scimTokenBody, responses: { "201": { description: "Made", schema: scimTokenCreated }, "409": { description: "A token of that name exists", schema: out.adminError } } },
+  { method: "get", path: `${V1}/scim/tokens`, summary: "SCIM tokens (never the tokens themselves)", tag: "scim", responses: ok("The tokens", scimTokenList) },
+  { method: "delete", path: `${V1}/scim/tokens/:id`, summary: "Revoke a SCIM token by id or name: the provider's next request is a 401", tag: "scim", params: scimTokenRef, responses: ok("Revoked", scimTokenOut) },
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
+
+  ...peopleOperations,
   ...mcpOperations,
 ];
 
@@ -128,8 +135,12 @@ export function adminOpenApi(): Record<string, unknown> {
     title: "llmgw admin API",
     version: "1",
     description:
-      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
-    security: { adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" } },
+      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token or a person's session, and each is open to the roles docs/people.md lists (else 403). Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
+    security: {
+      adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN: the break-glass platform-admin, on the admin port only" },
+      session: { type: "http", scheme: "bearer", description: "a person's session, llmgw-sess-… (ctl login); what it may call is the person's roles (docs/people.md)" },
+      sessionCookie: { type: "apiKey", in: "cookie", name: "llmgw_session", description: "the console's session cookie; POST, PUT, PATCH and DELETE also need x-csrf-token" },
+    },
     named: {
       ModelEntry: modelEntry,
       ComfyWorkflowEntry: comfyWorkflowEntry,
@@ -153,6 +164,8 @@ export function adminOpenApi(): Record<string, unknown> {
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
       McpServerRequest: mcpServerBody,
+      ...peopleNamed,
+      ScimTokenRequest: scimTokenBody,
       Accepted: out.accepted,
       Error: out.adminError,
     },

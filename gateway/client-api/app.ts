@@ -19,6 +19,8 @@ import { clientOperations, serveClientOpenApi } from "./openapi.ts";
 import { swaggerUi } from "./swagger-ui.ts";
 import { meshRoutes } from "./jobs-3d.ts";
 import { workflowRunRoutes } from "./workflow-runs.ts";
+import { scimRoutes } from "../scim/routes.ts";
+import { SCIM_BASE } from "../scim/resources.ts";
 
 /** Gives the request its id and echoes it on whatever answer follows. */
 export function assignRequestId(req: IncomingMessage & { requestId?: string }, res: ServerResponse): void {
@@ -38,6 +40,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   // Before the key is checked: which methods a path takes is in the public document anyway.
   app.use(methodGuard(clientOperations, (req, res, next) => next(new ApiError("method_not_allowed", `${req.method} is not allowed on ${req.path}; allowed: ${String(res.getHeader("allow"))}`, { code: "method_not_allowed" }))));
   app.get("/health", (_req, res) => void res.json({ ok: true }));
+  // SCIM answers in its own error shape and behind its own token (docs/people.md, "SCIM").
+  if (deps.scim) app.use(SCIM_BASE, scimRoutes(deps.scim));
   // The API's description needs no key: Swagger UI and code generators read it first.
   app.get("/v1/openapi.json", serveClientOpenApi);
   app.use("/docs/api", swaggerUi("/v1/openapi.json"));
@@ -55,6 +59,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.use("/v1", responsesRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
+
+  if (deps.auth) app.use("/auth", deps.auth);
 
   // Every other path, in or out of /v1, is a JSON 404: never Express's HTML page.
   app.use((req, _res, next) => next(new ApiError("not_found", `no route ${req.method} ${req.originalUrl}`, { code: "unknown_route" })));

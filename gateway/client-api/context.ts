@@ -3,7 +3,7 @@
 // Kept apart from app.ts and forward.ts so route modules can name them without importing either.
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
-import type { Request } from "express";
+import type { Request, Router } from "express";
 import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
@@ -13,6 +13,7 @@ import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { ResponseStore } from "./responses/store.ts";
 import type { GuardService } from "../guard/service.ts";
+import type { ScimDeps } from "../scim/effects.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -29,6 +30,10 @@ export interface ClientApiDeps {
   jobs?: JobsDeps;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
+  /** Sign-in under /auth (./auth-routes.ts); without it no sign-in route is served. */
+  auth?: Router;
+  /** SCIM provisioning under /scim/v2 (gateway/scim/); without it those paths are 404s. */
+  scim?: ScimDeps;
 }
 
 /** An authenticated request inside express. */

@@ -26,8 +26,16 @@ export interface OpClient {
   client_id: string;
   client_secret?: string;
   redirect_uris: string[];
-  /** Device flow and refresh are added to the code flow. */
+  /** A public client (no secret); device flow and refresh are added to the code flow. */
   public?: boolean;
+  /** The device flow for a confidential client too (a gateway that runs it for ctl). */
+  device?: boolean;
+  /**
+   * ID tokens this client receives are signed again, with the provider's own key, after these
+   * claims are changed: a token a careless relying party would take (the right signature, the
+   * wrong audience or issuer).
+   */
+  forgeIdToken?: { aud?: string; iss?: string };
 }
 
 export interface OidcOp {
@@ -63,12 +71,17 @@ async function serve(setup: Setup): Promise<void> {
   const { default: Provider } = await import("oidc-provider");
   const issuer = `http://127.0.0.1:${setup.port}`;
   const byId = new Map(setup.people.map((p) => [p.sub, p]));
+  // A signing key of the test's own, so forged tokens (forgeIdToken) carry the provider's signature.
+  const jose = await import("jose");
+  const { privateKey } = await jose.generateKeyPair("RS256", { extractable: true });
+  const jwk = { ...(await jose.exportJWK(privateKey)), kid: "test-key", alg: "RS256", use: "sig" };
   const provider = new Provider(issuer, {
+    jwks: { keys: [jwk] },
     clients: setup.clients.map((c) => ({
       client_id: c.client_id,
       ...(c.client_secret ? { client_secret: c.client_secret } : { token_endpoint_auth_method: "none" as const }),
       redirect_uris: c.redirect_uris,
-      grant_types: ["authorization_code", "refresh_token", ...(c.public ? ["urn:ietf:params:oauth:grant-type:device_code"] : [])],
+      grant_types: ["authorization_code", "refresh_token", ...(c.public || c.device ? ["urn:ietf:params:oauth:grant-type:device_code"] : [])],
       response_types: ["code"],
     })),
     pkce: { required: () => true },
@@ -91,6 +104,15 @@ async function serve(setup: Setup): Promise<void> {
       return grant;
     },
     interactions: { url: (_ctx, interaction) => `/interaction/${interaction.uid}` },
+  });
+  const forged = new Map(setup.clients.filter((c) => c.forgeIdToken).map((c) => [c.client_id, c.forgeIdToken!]));
+  provider.use(async (ctx, next) => {
+    await next();
+    const body = ctx.body as { id_token?: string } | undefined;
+    const change = ctx.oidc?.client ? forged.get(ctx.oidc.client.clientId) : undefined;
+    if (!change || ctx.path !== "/token" || !body?.id_token) return;
+    const claims = { ...jose.decodeJwt(body.id_token), ...change };
+    body.id_token = await new jose.SignJWT(claims).setProtectedHeader({ alg: "RS256", kid: "test-key" }).sign(privateKey);
   });
   // The provider's own HTTP server, with the login form before it.
   const http = await import("node:http");
