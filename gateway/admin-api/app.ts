@@ -3,7 +3,6 @@
 // gateway/admin-api/roles.ts names. The gateway mounts it on the client port too, for people only.
 import { guardRoutes } from "./guard.ts";
 import { mcpServerRoutes } from "./mcp-servers.ts";
-import { timingSafeEqual } from "node:crypto";
 import { scimTokenRoutes } from "./scim-tokens.ts";
 import express from "express";
 import type { Client } from "@temporalio/client";
