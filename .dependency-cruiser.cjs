@@ -3,7 +3,7 @@
 //
 //   gateway/server.ts            the process: puts every part together
 //   client-api  admin-api  control-grpc      the APIs, beside each other: neither imports the other
-//   jobs  usage  people  scim  guard  metrics.ts   services the APIs call
+//   jobs  usage  people  scim  guard  mcp  metrics.ts   services the APIs call
 //   router                       endpoints, admission, picking, proxying
 //   auth                         keys and limits
 //   errors.ts  http/             what every layer throws; HTTP helpers both APIs share
@@ -14,7 +14,7 @@
 
 const GATEWAY_LAYERS = [
   { name: "api", path: "^gateway/(server\\.ts|client-api/|admin-api/|control-grpc/)" },
-  { name: "services", path: "^gateway/(jobs/|usage/|people/|scim/|guard/|metrics\\.ts)" },
+  { name: "services", path: "^gateway/(jobs/|usage/|people/|scim/|guard/|mcp/|metrics\\.ts)" },
   { name: "router", path: "^gateway/router/" },
   { name: "auth", path: "^gateway/auth/" },
   { name: "base", path: "^gateway/(errors\\.ts|http/|heap-tuning\\.ts)" },

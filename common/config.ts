@@ -100,6 +100,10 @@ const schema = z.object({
   LLMGW_NOTIFY_SECRET: z.string().optional(),
   /** Days a stored /v1/responses answer is kept (OpenAI keeps them 30); older ones read as gone and are deleted. */
   LLMGW_RESPONSES_RETENTION_DAYS: z.coerce.number().min(0.0001).max(3650).default(30),
+  /** How long an MCP tool server is out after 5 failures in a row (gateway/mcp/breaker.ts). */
+  LLMGW_MCP_BREAKER_MS: z.coerce.number().int().positive().default(60_000),
+  /** A stdio MCP server's process is ended this long after it started, and spawned again at the next call. */
+  LLMGW_MCP_STDIO_LIFETIME_MS: z.coerce.number().int().positive().default(600_000),
   /** A person's session ends after this long unused (gateway/people/sessions.ts). */
   LLMGW_SESSION_IDLE_SECONDS: z.coerce.number().int().min(10).max(7 * 86_400).default(30 * 60),
   /** A person's session never outlives this, however used. */

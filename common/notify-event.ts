@@ -12,6 +12,7 @@ export const NOTIFY_KINDS = {
   model_parked: "a model's repairs failed in a row; its dead replicas are no longer replaced until an operator serves it",
   budget_spent: "an org's, team's, project's or key's monthly budget is spent; its requests are refused until next month",
   process_crashing: "a process `llmgw run` (or `up`) supervises died 5 times within a minute; it is started again as the limit allows",
+  mcp_server_out: "an MCP tool server failed 5 times in a row; its tools are off /mcp's list for a while (LLMGW_MCP_BREAKER_MS)",
   adapter_published: "a trained LoRA adapter was loaded on every replica of its model and is served by its name",
   test: "sent by `llmgw ctl notify test` to check the webhooks",
 } as const;

@@ -26,6 +26,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
+  mcp: async () => (await import("./mcp.ts")).mcpCommand,
   scim: async () => (await import("./scim.ts")).scimCommand,
   people: async () => (await import("./people.ts")).peopleCommand,
   memberships: async () => (await import("./people.ts")).membershipsCommand,
@@ -50,10 +51,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   people list | show ID | create --name N [--email E] | disable ID | enable ID | delete ID
   memberships list PERSON | add PERSON --role R --scope platform|org|team|project [--name N] | remove PERSON MEMBERSHIP
   group-mappings list | show ID | create --group G [--provider P] --role R --scope S [--name N] | set ID (as create) | delete ID
-  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | limits clear ID
-  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | clear SCOPE NAME
+  keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] [--tools 'jira.*,files.read'] | limits clear ID
+  limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] [--tools P,…] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
-  usage [--by org,team,project,person,model,key,day] [--from T] [--to T] [--gpu-seconds] [--csv]     audit [--since 24h]
+  usage [--by org,team,project,person,model,key,day] [--from T] [--to T] [--gpu-seconds] [--csv]     audit [--since 24h] [--source admin|mcp]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]
   workflow add -f wf.json|yaml | list | show NAME | remove NAME
@@ -62,6 +63,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   guard explain --key K --model M | events [--since 24h|ISO] [--limit N] | judge check --model M --text T
   scim token create NAME | token list | token revoke ID|NAME     (SCIM provisioning's bearer tokens)
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
+  mcp add NAME --url URL|--command PROG [--arg X]… [--env K=V]…|--openapi URL|FILE [--header-file H=/path]… [--timeout 30s] [--rate 60/min] | list | show|test|remove NAME
   login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout
 every command takes --json`;
 

@@ -110,7 +110,7 @@ export async function keysCommand(argv: string[]): Promise<void> {
     process.stderr.write(`new key ${k.prefix}… (id ${k.id}): shown once, keep it now; the old key works until ${k.old.expiresAt}\n`);
     return;
   }
-  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS] | limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] | limits clear ID");
+  throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS] | limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] [--tools P,…] | limits clear ID");
 }
 
 type KeyFlags = { project?: string; name?: string; model?: string[]; band?: string; expires?: string; json?: boolean };

@@ -27,6 +27,7 @@ import { withHotPath } from "./client-api/hot-path.ts";
 import { ResponseStore } from "./client-api/responses/store.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
+import { startMcp, withMcp } from "./mcp/gateway.ts";
 import { IdentityProviders } from "./people/sign-in-settings.ts";
 import { EndpointRegistry } from "./router/registry.ts";
 import { engineKey } from "../common/engine-key.ts";
@@ -123,7 +124,8 @@ export async function startGateway(): Promise<Gateway> {
   const auth = authRoutes({ db, redis: usageConn, sessions, providers: IdentityProviders.fromFile(c.LLMGW_SIGN_IN_FILE), publicUrl: () => publicUrl! });
   const clientApp = clientApi({ ...clientDeps, auth });
   const front = (req: http.IncomingMessage, res: http.ServerResponse) => (req.url === "/api/v1" || req.url?.startsWith("/api/v1/") || req.url?.startsWith("/api/v1?") ? peopleAdmin(req, res) : clientApp(req, res));
-  const client = await listen(withHotPath(clientDeps, front), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const mcp = startMcp({ db, redis: usageConn, keys, guard, metrics: metrics.registry, breakerMs: c.LLMGW_MCP_BREAKER_MS, stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS });
+  const client = await listen(withMcp(mcp, withHotPath(clientDeps, front)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   publicUrl ??= new URL(`http://${c.LLMGW_HOST.includes(":") ? `[${c.LLMGW_HOST}]` : c.LLMGW_HOST}:${portOf(client)}`);
   if (!c.LLMGW_PUBLIC_URL && c.LLMGW_SIGN_IN_FILE && !/^(127\.|localhost$|::1$)/.test(c.LLMGW_HOST)) log.warn("sign-in is configured but LLMGW_PUBLIC_URL is not: redirect URIs name this gateway's own address", { publicUrl: publicUrl.href });
   const admin = await listen(adminApi({ ...adminOpts, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
@@ -143,6 +145,7 @@ export async function startGateway(): Promise<Gateway> {
     metricsPort: portOf(metricsServer),
     controlPort: control.port,
     async close() {
+      await mcp.close();
       auth.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       tls?.close();

@@ -2,6 +2,7 @@
 // person's session (gateway/admin-api/principal.ts), each route open to the roles
 // gateway/admin-api/roles.ts names. The gateway mounts it on the client port too, for people only.
 import { guardRoutes } from "./guard.ts";
+import { mcpServerRoutes } from "./mcp-servers.ts";
 import { scimTokenRoutes } from "./scim-tokens.ts";
 import { guardJudgeRoutes } from "./guard-judge.ts";
 import express from "express";
@@ -81,6 +82,7 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry), guardJudgeRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", guardRoutes(opts.db, opts.redis));
+  app.use("/api/v1", mcpServerRoutes(opts.db));
   app.use("/api/v1", peopleRoutes(opts.db, opts.redis));
   app.use("/api/v1", groupMappingRoutes(opts.db));
   app.use("/api/v1", meRoutes(opts.db, opts.redis));

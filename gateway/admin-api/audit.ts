@@ -5,6 +5,7 @@ import { Router } from "express";
 import { z } from "zod";
 import { Prisma, type PrismaClient } from "../../common/db.ts";
 import { check } from "./errors.ts";
+import { MCP_AUDIT_ACTION } from "../mcp/audit.ts";
 import { actorContext, type Actor } from "./principal.ts";
 
 /** A change made outside any request (none today): the system's. */
@@ -33,13 +34,19 @@ export const sinceParam = z.union([
   z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
 ], { error: "a duration like 30m, 24h, 7d, or an ISO time" });
 
-export const auditQuery = z.object({ since: sinceParam.default(() => new Date(Date.now() - UNIT_MS.d)), limit: z.coerce.number().int().min(1).max(10_000).default(1000) });
+export const auditQuery = z.object({
+  since: sinceParam.default(() => new Date(Date.now() - UNIT_MS.d)),
+  limit: z.coerce.number().int().min(1).max(10_000).default(1000),
+  /** admin: changes made; mcp: tool calls through /mcp (gateway/mcp/audit.ts); neither: both. */
+  source: z.enum(["admin", "mcp"]).optional(),
+});
 
 export function auditRoutes(db: PrismaClient): Router {
   const r = Router();
   r.get("/audit", async (req, res) => {
     const q = check(auditQuery, req.query);
-    const rows = await db.auditEvent.findMany({ where: { at: { gte: q.since } }, orderBy: { at: "asc" }, take: q.limit });
+    const action = q.source === "mcp" ? MCP_AUDIT_ACTION : q.source === "admin" ? { not: MCP_AUDIT_ACTION } : undefined;
+    const rows = await db.auditEvent.findMany({ where: { at: { gte: q.since }, ...(action !== undefined && { action }) }, orderBy: { at: "asc" }, take: q.limit });
     res.json({ data: rows });
   });
   return r;

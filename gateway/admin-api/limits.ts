@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { toMicros } from "../../common/pricing.ts";
 import { LIMIT_SCOPES, type LimitScope } from "../auth/limit-book.ts";
+import { TOOL_PATTERN } from "../mcp/grants.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { orgByName, teamIdByPath } from "./orgs.ts";
@@ -23,9 +24,11 @@ export const limitBody = z
     monthlyBudget: z.number().nonnegative().nullable().optional(),
     /** GPU-hours a month: what requests cost on our replicas (docs/people.md, "Chargeback in GPU-seconds"). */
     monthlyBudgetGpuHours: z.number().nonnegative().max(1e9).nullable().optional(),
+    /** MCP tool grants (gateway/mcp/grants.ts); null or [] grants none. */
+    tools: z.array(z.string().regex(TOOL_PATTERN, "a tool pattern: SERVER.TOOL, SERVER.* or *")).max(500).nullable().optional(),
   })
   .strict()
-  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget, monthlyBudgetGpuHours (null clears one)" })
+  .refine((b) => Object.keys(b).length > 0, { message: "set at least one of rpm, tpm, concurrent, monthlyBudget, monthlyBudgetGpuHours, tools (null clears one)" })
   .meta({ minProperties: 1 });
 
 type LimitRow = {
@@ -36,6 +39,7 @@ type LimitRow = {
   concurrent: number | null;
   monthlyBudgetMicros: bigint | null;
   monthlyBudgetGpuSeconds: number | null;
+  tools: string[];
 };
 const view = (l: LimitRow, name: string) => ({
   scope: l.scope,
@@ -47,6 +51,7 @@ const view = (l: LimitRow, name: string) => ({
   // Kept in GPU-seconds, shown in the GPU-hours it is set in.
   // (to 12 digits: 0.0001 h × 3600 ÷ 3600 is not 0.0001 in floating point).
   monthlyBudgetGpuHours: l.monthlyBudgetGpuSeconds === null ? null : Number((l.monthlyBudgetGpuSeconds / 3600).toPrecision(12)),
+  tools: l.tools,
 });
 
 async function notFound(scope: string, name: string, known: string[]): Promise<never> {
@@ -118,6 +123,7 @@ export function limitRoutes(db: PrismaClient): Router {
       ...(b.concurrent !== undefined && { concurrent: b.concurrent }),
       ...(b.monthlyBudget !== undefined && { monthlyBudgetMicros: b.monthlyBudget === null ? null : BigInt(toMicros(b.monthlyBudget)) }),
       ...(b.monthlyBudgetGpuHours !== undefined && { monthlyBudgetGpuSeconds: b.monthlyBudgetGpuHours === null ? null : b.monthlyBudgetGpuHours * 3600 }),
+      ...(b.tools !== undefined && { tools: [...new Set(b.tools ?? [])] }),
     };
     const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
     const after = await db.limit.upsert({

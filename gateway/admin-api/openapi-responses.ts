@@ -69,6 +69,7 @@ export const limit = z.object({
   concurrent: z.number().int().nullable(),
   monthlyBudget: z.number().nullable(),
   monthlyBudgetGpuHours: z.number().nullable(),
+  tools: z.array(z.string()).describe("MCP tool grants"),
 });
 export const limitList = list(limit);
 export const deleted = z.object({ deleted: z.literal(true) });

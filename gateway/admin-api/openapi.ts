@@ -10,6 +10,8 @@ import { modelNamePath, placementQuery } from "./catalog.ts";
 import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
 import { explainBody } from "./explain.ts";
 import { limitBody, limitTarget } from "./limits.ts";
+import { mcpOperations } from "./mcp-servers.ts";
+import { mcpServerBody } from "../mcp/spec.ts";
 import { guardEventsQuery, guardExplainQuery, guardPolicyName } from "./guard.ts";
 import { guardJudgeCheck } from "./guard-judge.ts";
 import { policyDocument } from "../guard/policy.ts";
@@ -125,6 +127,7 @@ export const adminOperations: Operation[] = [
 
   ...peopleOperations,
   { method: "post", path: `${V1}/guard/judge/check`, summary: "Ask a judge model about a sample text: its verdict, how long it took, whether that fits the budget", tag: "guard", request: guardJudgeCheck, responses: ok("The verdict and timing", out.guardJudgeResult) },
+  ...mcpOperations,
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -162,6 +165,7 @@ export function adminOpenApi(): Record<string, unknown> {
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
+      McpServerRequest: mcpServerBody,
       ...peopleNamed,
       ScimTokenRequest: scimTokenBody,
       Accepted: out.accepted,

@@ -63,7 +63,7 @@ describe("limits across two gateways", () => {
       });
     }
     const listed = JSON.parse((await p.ctl(["limits", "list", "--json"])).stdout) as { scope: string; name: string; rpm: number }[];
-    assert.deepEqual(listed.find((l) => l.name === "rated"), { scope: "project", name: "rated", rpm: 4, tpm: null, concurrent: null, monthlyBudget: null, monthlyBudgetGpuHours: null });
+    assert.deepEqual(listed.find((l) => l.name === "rated"), { scope: "project", name: "rated", rpm: 4, tpm: null, concurrent: null, monthlyBudget: null, monthlyBudgetGpuHours: null, tools: [] });
   });
 
   it("a spent monthly budget is a 429 without Retry-After, on either gateway", async () => {

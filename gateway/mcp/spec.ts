@@ -1,0 +1,76 @@
+// A tool server's registration as the admin API takes it (POST /api/v1/mcp/servers) and the store
+// keeps it (McpServer). Exactly one of url (Streamable HTTP), command (stdio) or openapi (a REST
+// service; url is then its base URL, else the document's first server). Credentials are never in
+// it: headerFiles names files on the control plane, read at each call.
+import path from "node:path";
+import { z } from "zod";
+import { durationMs } from "../../common/duration.ts";
+
+/** Lower case, no dots: the name prefixes its tools (`jira.search`), split at the first dot. */
+export const mcpServerName = z.string().regex(/^[a-z][a-z0-9_-]{0,39}$/, "a name of lower-case letters, digits, - and _, starting with a letter, at most 40 characters");
+
+const headerName = z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "an HTTP header name");
+
+/** http(s) only, and never a user or password in it: say where credentials go instead. */
+export const upstreamUrl = z.url({ protocol: /^https?$/, error: "an http:// or https:// URL" }).superRefine((u, ctx) => {
+  const parsed = new URL(u);
+  if (parsed.username || parsed.password)
+    ctx.addIssue({ code: "custom", message: "the URL carries a user name or password; credentials are never stored or shown: put them in a file on the control plane and pass it as --header-file authorization=/path (headerFiles)" });
+});
+
+export const mcpServerBody = z
+  .object({
+    name: mcpServerName,
+    url: upstreamUrl.optional(),
+    /** The program and its arguments, spawned without a shell. */
+    command: z.array(z.string().min(1).max(4096)).min(1).max(100).optional(),
+    /** The stdio server's whole environment besides PATH: nothing of the gateway's is passed on. */
+    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(4096)).default({}),
+    /** An OpenAPI 3 document; each operation becomes a tool. */
+    openapi: z.looseObject({ openapi: z.string().regex(/^3\./, "an OpenAPI 3 document"), paths: z.record(z.string(), z.unknown()) }).optional(),
+    headerFiles: z.record(headerName, z.string().refine((p) => path.isAbsolute(p), "an absolute path")).default({}),
+    timeout: durationMs.default(30_000),
+    ratePerMin: z.number().int().min(1).max(1_000_000).nullable().default(null),
+  })
+  .strict()
+  .superRefine((b, ctx) => {
+    const kinds = [b.command && "command", b.openapi && "openapi", b.url && !b.openapi && "url"].filter(Boolean);
+    if (kinds.length !== 1) ctx.addIssue({ code: "custom", message: "give exactly one of url (Streamable HTTP), command (stdio) or openapi (with url as its base URL, optional)" });
+    if (b.command && Object.keys(b.headerFiles).length) ctx.addIssue({ code: "custom", path: ["headerFiles"], message: "headerFiles are for HTTP servers; give a stdio server what it needs in env" });
+    if (!b.command && Object.keys(b.env).length) ctx.addIssue({ code: "custom", path: ["env"], message: "env is for stdio servers (command)" });
+  });
+export type McpServerBody = z.infer<typeof mcpServerBody>;
+
+export type McpServerKind = "http" | "stdio" | "openapi";
+
+/** What the gateway needs of a store row. */
+export interface McpServerSpec {
+  name: string;
+  kind: McpServerKind;
+  url: string | null;
+  command: string[];
+  env: Record<string, string>;
+  openapi: Record<string, unknown> | null;
+  headerFiles: Record<string, string>;
+  timeoutMs: number;
+  ratePerMin: number | null;
+}
+
+export function kindOf(b: McpServerBody): McpServerKind {
+  return b.command ? "stdio" : b.openapi ? "openapi" : "http";
+}
+
+/** A store row as the gateway reads it (Json columns typed). */
+export function specOf(row: { name: string; kind: string; url: string | null; command: string[]; env: unknown; openapi: unknown; headerFiles: unknown; timeoutMs: number; ratePerMin: number | null }): McpServerSpec {
+  return {
+    name: row.name,
+    kind: row.kind as McpServerKind,
+    url: row.url,
+    command: row.command,
+    env: (row.env ?? {}) as Record<string, string>,
+    openapi: (row.openapi ?? null) as Record<string, unknown> | null,
+    headerFiles: (row.headerFiles ?? {}) as Record<string, string>,
+    timeoutMs: row.timeoutMs,
+    ratePerMin: row.ratePerMin,
+  };
+}
