@@ -24,9 +24,12 @@ type Dimension = keyof typeof DIMENSIONS;
 const DIMENSION_NAMES = Object.keys(DIMENSIONS) as Dimension[];
 
 const time = z.union([z.iso.datetime({ offset: true }), z.iso.date()]).transform((s) => new Date(s));
+const DIMENSION = `\\s*(?:${DIMENSION_NAMES.join("|")})\\s*`;
 export const usageQuery = z.object({
   by: z
     .string()
+    // In the document too, so a client (or schemathesis) knows which lists are taken: up to four names, comma-separated.
+    .regex(new RegExp(`^${DIMENSION}(?:,${DIMENSION}){0,3}$`), `up to four of ${DIMENSION_NAMES.join(", ")}, comma-separated`)
     .default("project,model")
     .transform((s) => s.split(",").map((x) => x.trim()).filter(Boolean))
     .pipe(z.array(z.enum(DIMENSION_NAMES, { error: `each of: ${DIMENSION_NAMES.join(", ")}` })).max(4)),
