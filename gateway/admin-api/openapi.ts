@@ -165,6 +165,7 @@ export function adminOpenApi(): Record<string, unknown> {
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
+      GuardJudgeCheckRequest: guardJudgeCheck,
       McpServerRequest: mcpServerBody,
       ...peopleNamed,
       ScimTokenRequest: scimTokenBody,
