@@ -15,6 +15,7 @@ import { readOrCreateSecret } from "../common/secrets.ts";
 import { temporalClient } from "../common/temporal.ts";
 import { controlPlaneTlsFromConfig } from "../common/tls/control-plane.ts";
 import { adminApi } from "./admin-api/app.ts";
+import { BatchKeys } from "./auth/batch-keys.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
 import { Limiter } from "./auth/limiter.ts";
@@ -107,7 +108,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
+  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
   const client = await listen(withHotPath(clientDeps, clientApi(clientDeps)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
