@@ -15,6 +15,7 @@ import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
 import { orgRoutes } from "./orgs.ts";
 import { auditRoutes } from "./audit.ts";
+import { batchAdminRoutes } from "./batches.ts";
 import { limitRoutes } from "./limits.ts";
 import { priceRoutes } from "./prices.ts";
 import { usageRoutes } from "./usage.ts";
@@ -62,6 +63,7 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", guardRoutes(opts.db, opts.redis));
+  app.use("/api/v1", batchAdminRoutes(opts.db, opts.temporal));
   // Every other path is a JSON 404 too: never Express's HTML page.
   app.use((req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

@@ -4,7 +4,8 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { countTokensRequest, messagesRequest } from "./anthropic/schemas.ts";
-import { batchCreateRequest, batchList, batchListQuery, batchObject } from "./batch-schemas.ts";
+import { batchCreateRequest, batchListQuery } from "./batch-schemas.ts";
+import { batchList, batchObject } from "../jobs/batch-view.ts";
 import { FILE_CONTENT_TYPES, uploadForm } from "./files.ts";
 import { imageRequest, meshRequest, runRequest } from "./job-schemas.ts";
 import { buildOpenApi, type Operation } from "../http/openapi-build.ts";

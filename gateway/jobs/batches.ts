@@ -6,6 +6,7 @@ import { randomBytes } from "node:crypto";
 import path from "node:path";
 import { WorkflowNotFoundError } from "@temporalio/client";
 import type { Batch, Prisma } from "../../common/db.ts";
+import { batchView } from "./batch-view.ts";
 import { BatchLineError, readBatchLines } from "../../common/batch-lines.ts";
 import { ApiError } from "../errors.ts";
 import { ownedFile } from "./file-store.ts";
@@ -15,33 +16,10 @@ import { jobsTaskQueue } from "../../workflows/job-types.ts";
 
 const WINDOW_MS = 24 * 3600_000;
 
-const seconds = (d: Date | null) => (d ? Math.floor(d.getTime() / 1000) : null);
+/** What reading and cancelling need (the admin API has no data directory to hand). */
+export type BatchDeps = Pick<JobsDeps, "db" | "temporal">;
 
-/** The batch as OpenAI's Batch object. */
-export function batchView(b: Batch) {
-  return {
-    id: b.id,
-    object: "batch",
-    endpoint: b.endpoint,
-    errors: b.errors ? { object: "list", data: b.errors } : null,
-    input_file_id: b.inputFileId,
-    completion_window: b.completionWindow,
-    status: b.status,
-    output_file_id: b.outputFileId,
-    error_file_id: b.errorFileId,
-    created_at: seconds(b.createdAt)!,
-    in_progress_at: seconds(b.inProgressAt),
-    expires_at: seconds(b.expiresAt),
-    finalizing_at: seconds(b.finalizingAt),
-    completed_at: seconds(b.completedAt),
-    failed_at: seconds(b.failedAt),
-    expired_at: seconds(b.expiredAt),
-    cancelling_at: seconds(b.cancellingAt),
-    cancelled_at: seconds(b.cancelledAt),
-    request_counts: { total: b.total, completed: b.completed, failed: b.failed },
-    metadata: b.metadata ?? null,
-  };
-}
+export { batchView };
 
 const bad = (message: string, param: string, code: string | null = null) => new ApiError("invalid_request", message, { param, code });
 
@@ -76,14 +54,14 @@ export async function createBatch(deps: JobsDeps, key: { id: string; projectId: 
 }
 
 /** The batch, or a 404; with `projectId` another project's batch is as good as absent. */
-export async function findBatch(deps: JobsDeps, id: string, projectId: string | null): Promise<Batch> {
+export async function findBatch(deps: BatchDeps, id: string, projectId: string | null): Promise<Batch> {
   const b = await deps.db.batch.findUnique({ where: { id } });
   if (!b || (projectId !== null && b.projectId !== projectId)) throw new ApiError("not_found", `no batch '${id}'`, { param: "batch_id", code: "batch_not_found" });
   return b;
 }
 
 /** Newest first, OpenAI's cursor paging: `after` is the last id of the page before. */
-export async function listBatches(deps: JobsDeps, projectId: string | null, query: { after?: string; limit: number }) {
+export async function listBatches(deps: BatchDeps, projectId: string | null, query: { after?: string; limit: number }) {
   const { limit } = query;
   const where: Prisma.BatchWhereInput = projectId === null ? {} : { projectId };
   if (query.after !== undefined) {
@@ -97,7 +75,7 @@ export async function listBatches(deps: JobsDeps, projectId: string | null, quer
 }
 
 /** Cancels a running batch (again is a no-op); a finished one cannot be. */
-export async function cancelBatch(deps: JobsDeps, b: Batch): Promise<Batch> {
+export async function cancelBatch(deps: BatchDeps, b: Batch): Promise<Batch> {
   if (b.status === "cancelling" || b.status === "cancelled") return b;
   if (!BATCH_ACTIVE.includes(b.status)) throw bad(`batch '${b.id}' is ${b.status}; only a running batch can be cancelled`, "batch_id", "batch_not_cancellable");
   const moved = await deps.db.batch.updateMany({ where: { id: b.id, status: { in: ["validating", "in_progress"] } }, data: { status: "cancelling", cancellingAt: new Date() } });
