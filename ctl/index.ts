@@ -26,6 +26,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
+  batches: async () => (await import("./batches.ts")).batchesCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -51,6 +52,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   guard policy add -f policy.yaml | policy show NAME | policy list | policy remove NAME
   guard explain --key K --model M | events [--since 24h|ISO] [--limit N]
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
+  batches list [--project P] [--status S] [--limit N] | show ID [--follow] | cancel ID
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

@@ -186,6 +186,35 @@ describe("the Batch API through the official OpenAI SDKs", () => {
     assert.ok(!(await other.batches.list()).data.some((b) => b.id === mine.id));
   });
 
+  it("shows every project's batches to the operator: ctl batches list, show (a progress bar), cancel", async () => {
+    const listed = await p.ctl(["batches", "list", "--project", "batch-a", "--json"]);
+    assert.equal(listed.code, 0, listed.stderr);
+    const rows = JSON.parse(listed.stdout) as { id: string; project: string; status: string; request_counts: { total: number } }[];
+    assert.ok(rows.length >= 4 && rows.every((r) => r.project === "batch-a"));
+    const js = rows.find((r) => r.request_counts.total === 13)!;
+    const shown = await p.ctl(["batches", "show", js.id]);
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.match(shown.stdout, new RegExp(`^${js.id}  completed  \\[#{20}\\] 100% 13/13 \\(1 failed\\)`));
+    const table = await p.ctl(["batches", "list", "--status", "cancelled"]);
+    assert.match(table.stdout, /^ID\s+PROJECT\s+ENDPOINT\s+STATUS\s+PROGRESS/);
+    assert.ok(table.stdout.trim().split("\n").slice(1).every((l) => / cancelled /.test(l)));
+
+    // The operator cancels another project's running batch.
+    const f = await upload(other, Array.from({ length: 30 }, (_, i) => chatLine(`o-${i}`, slow)).join("\n"));
+    const running = await other.batches.create({ input_file_id: f.id, endpoint: "/v1/chat/completions", completion_window: "24h" });
+    await waitFor("the other batch running", async () => ((await other.batches.retrieve(running.id)).request_counts?.completed ?? 0) >= 1, 60_000, 100);
+    const cancelled = await p.ctl(["batches", "cancel", running.id, "--json"]);
+    assert.equal(cancelled.code, 0, cancelled.stderr);
+    assert.equal((JSON.parse(cancelled.stdout) as { project: string }).project, "batch-b");
+    assert.equal((await finished(running.id, other)).status, "cancelled");
+    const again = await p.ctl(["batches", "cancel", js.id]);
+    assert.notEqual(again.code, 0);
+    assert.match(again.stderr, /completed; only a running batch can be cancelled/);
+    const missing = await p.ctl(["batches", "show", "batch_nope"]);
+    assert.notEqual(missing.code, 0);
+    assert.match(missing.stderr, /no batch 'batch_nope'/);
+  });
+
   it("answers malformed batch requests in OpenAI's error shape", async () => {
     const userData = await client.files.create({ file: await toFile(Buffer.from("hello"), "notes.txt"), purpose: "user_data" });
     const embedFile = await upload(client, JSON.stringify({ custom_id: "e", method: "POST", url: "/v1/embeddings", body: { model: fast, input: "x" } }));
