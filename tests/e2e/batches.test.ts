@@ -91,6 +91,10 @@ describe("the Batch API through the official OpenAI SDKs", () => {
     } finally {
       await db.end();
     }
+    // …in admission's batch band (the gateway's own request counter, by band).
+    const metrics = await (await fetch(`http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`)).text();
+    const series = metrics.split("\n").filter((l) => l.startsWith("llmgw_requests_total{") && l.includes(`model="${fast}"`) && l.includes('status="200"'));
+    assert.deepEqual(series.map((l) => [/band="(\w+)"/.exec(l)?.[1], Number(l.split(" ").at(-1))]), [["batch", 12]]);
   });
 
   it("runs a batch from the Python SDK: files.create(purpose='batch'), batches.create, poll, output file, list pages", async () => {
