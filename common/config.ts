@@ -90,6 +90,10 @@ const schema = z.object({
   LLMGW_FETCH_STALL_MS: z.coerce.number().int().min(1000).default(60_000),
   /** Picture, 3D and ComfyUI jobs one worker runs at once (over every model). */
   LLMGW_JOBS_MAX: z.coerce.number().int().positive().default(4),
+  /** Where a batch's lines are sent (activities/batches.ts); unset: this host's client port. */
+  LLMGW_GATEWAY_URL: z.url().optional(),
+  /** Lines of one batch in flight at once (each still waits its turn in the batch band). */
+  LLMGW_BATCH_CONCURRENCY: z.coerce.number().int().positive().max(256).default(8),
   /** On-demand models: how long a request waits for a sleeping model to wake (a model's wake_wait wins). */
   LLMGW_WAKE_WAIT_MS: z.coerce.number().int().positive().default(120_000),
   /** On-demand models: idle this long, their replicas stop (a model's idle_after wins). */

@@ -18,6 +18,7 @@ export type {
   UsageEvent,
   Job,
   File,
+  Batch,
 } from "./generated/prisma/client.ts";
 
 const clients = new Map<string, PrismaClient>();

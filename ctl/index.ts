@@ -33,6 +33,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   "group-mappings": async () => (await import("./people.ts")).groupMappingsCommand,
   login: async () => (await import("./login.ts")).loginCommand,
   logout: async () => (await import("./login.ts")).logoutCommand,
+  batches: async () => (await import("./batches.ts")).batchesCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -65,6 +66,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
   mcp add NAME --url URL|--command PROG [--arg X]… [--env K=V]…|--openapi URL|FILE [--header-file H=/path]… [--timeout 30s] [--rate 60/min] | list | show|test|remove NAME
   login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout
+  batches list [--project P] [--status S] [--limit N] | show ID [--follow] | cancel ID
 every command takes --json`;
 
 export async function ctl(argv: string[]): Promise<number> {

@@ -18,6 +18,7 @@ import { temporalClient } from "../common/temporal.ts";
 import { controlPlaneTlsFromConfig } from "../common/tls/control-plane.ts";
 import { adminApi } from "./admin-api/app.ts";
 import { SessionStore } from "./people/sessions.ts";
+import { BatchKeys } from "./auth/batch-keys.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
 import { Limiter } from "./auth/limiter.ts";
@@ -114,7 +115,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
+  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
   const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
   // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.

@@ -87,3 +87,21 @@ export const SLURM_WAITING: ActivityOptions = {
   heartbeatTimeout: "10 seconds",
   retry: { initialInterval: "1 second", maximumInterval: "15 seconds" },
 };
+
+/** A batch's bookkeeping: starting, writing its output and error files. */
+export const BATCH_QUICK: ActivityOptions = {
+  startToCloseTimeout: "5 minutes",
+  retry: { initialInterval: "1 second", maximumInterval: "30 seconds", maximumAttempts: 20 },
+};
+
+/**
+ * A batch's lines: up to its 24 h window, heartbeating. A worker that dies is noticed within the
+ * heartbeat timeout and the run resumes on another, skipping lines whose answers are kept.
+ * Cancelled, it lets the lines in flight finish (WAIT_CANCELLATION_COMPLETED) and keeps them.
+ */
+export const BATCH_RUN: ActivityOptions = {
+  startToCloseTimeout: "25 hours",
+  heartbeatTimeout: "10 seconds",
+  retry: { initialInterval: "1 second", maximumInterval: "30 seconds", maximumAttempts: 50, nonRetryableErrorTypes: ["BatchFailed"] },
+  cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
+};

@@ -12,3 +12,4 @@ export { canary } from "./canary.ts";
 export { drainNode } from "./drain-node.ts";
 export { fleetWatch } from "./fleet-watch.ts";
 export { publishAdapter } from "./publish-adapter.ts";
+export { batchRun } from "./batch.ts";

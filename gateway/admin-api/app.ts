@@ -19,6 +19,7 @@ import { operationRoutes } from "./operations.ts";
 import { tenancyRoutes } from "./tenancy.ts";
 import { orgRoutes } from "./orgs.ts";
 import { auditRoutes } from "./audit.ts";
+import { batchAdminRoutes } from "./batches.ts";
 import { limitRoutes } from "./limits.ts";
 import { priceRoutes } from "./prices.ts";
 import { usageRoutes } from "./usage.ts";
@@ -87,6 +88,7 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   app.use("/api/v1", groupMappingRoutes(opts.db));
   app.use("/api/v1", meRoutes(opts.db, opts.redis));
   app.use("/api/v1", scimTokenRoutes(opts.db));
+  app.use("/api/v1", batchAdminRoutes(opts.db, opts.temporal));
   // Every other path is a JSON 404 too: never Express's HTML page.
   app.use((req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

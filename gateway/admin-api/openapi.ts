@@ -2,10 +2,12 @@
 // rest of /api/v1), from the zod schemas the routes validate with. tests/e2e/admin-openapi.test.ts
 // fails when a mounted route is missing here or a route here is not mounted.
 import type { Request, Response } from "express";
-import type { z } from "zod";
+import { z } from "zod";
 import { modelEntry } from "../../common/catalog.ts";
 import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
 import { auditQuery } from "./audit.ts";
+import { batchesQuery } from "./batches.ts";
+import { batchObject } from "../jobs/batch-view.ts";
 import { modelNamePath, placementQuery } from "./catalog.ts";
 import { comfyWorkflowEntry, comfyWorkflowList, comfyWorkflowName, comfyWorkflowRemoved, comfyWorkflowSaved, comfyWorkflowView } from "./comfy-workflows.ts";
 import { explainBody } from "./explain.ts";
@@ -95,6 +97,9 @@ export const adminOperations: Operation[] = [
   { method: "delete", path: `${V1}/limits/:scope/:name`, summary: "Clear every limit of an org, team, project or key", tag: "limits", params: limitTarget, responses: ok("Cleared", out.deleted) },
 
   { method: "get", path: `${V1}/usage`, summary: "The ledger summed by org, team, project, person, model, key or day, in tokens, money and GPU-seconds; CSV with format=csv", tag: "usage", query: usageQuery, responses: { "200": { description: "The report (text/csv with format=csv)", schema: out.usageReport, contentTypes: ["application/json", "text/csv"] } } },
+  { method: "get", path: `${V1}/batches`, summary: "Every project's /v1/batches batches, newest first", tag: "batches", query: batchesQuery, responses: ok("The batches", z.object({ data: z.array(batchObject.extend({ project: z.string() })) })) },
+  { method: "get", path: `${V1}/batches/:id`, summary: "One batch: status, request counts, files", tag: "batches", responses: ok("The batch", batchObject.extend({ project: z.string().nullable() })) },
+  { method: "post", path: `${V1}/batches/:id/cancel`, summary: "Cancel a batch: lines in flight finish, the rest are not run", tag: "batches", responses: ok("The batch", batchObject.extend({ project: z.string().nullable() })) },
   { method: "get", path: `${V1}/audit`, summary: "Who changed what, oldest first", tag: "audit", query: auditQuery, responses: ok("The events", out.auditList) },
 
   { method: "get", path: `${V1}/slurm`, summary: "Each node in llmgw and in Slurm", tag: "slurm", responses: ok("The nodes", out.slurmStatus) },

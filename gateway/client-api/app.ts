@@ -11,6 +11,7 @@ import { ApiError } from "../errors.ts";
 import { answerError } from "./errors.ts";
 import { requestIdOf, type Authed, type ClientApiDeps } from "./context.ts";
 import { jsonBody } from "./json-body.ts";
+import { batchRoutes } from "./batches.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
 import { modelRoutes } from "./models.ts";
@@ -58,7 +59,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.use("/v1", anthropicRoutes());
   app.use("/v1", responsesRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
-  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs));
+  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs), batchRoutes(deps.jobs));
 
   if (deps.auth) app.use("/auth", deps.auth);
 

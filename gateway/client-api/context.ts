@@ -4,6 +4,7 @@
 import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Request, Router } from "express";
+import type { BatchKeys } from "../auth/batch-keys.ts";
 import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
@@ -28,6 +29,8 @@ export interface ClientApiDeps {
   guard?: GuardService;
   /** The job routes need the store and Temporal; without them they are not served. */
   jobs?: JobsDeps;
+  /** Batch credentials, taken on the inference routes only (the hot path): a batch's lines arrive with one. */
+  batchKeys?: BatchKeys;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
   /** Sign-in under /auth (./auth-routes.ts); without it no sign-in route is served. */

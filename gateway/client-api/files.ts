@@ -4,6 +4,7 @@ import fs from "node:fs";
 import path from "node:path";
 import express from "express";
 import { z } from "zod";
+import { BatchLineError, checkBatchFile } from "../../common/batch-lines.ts";
 import type { File } from "../../common/db.ts";
 import { ApiError } from "../errors.ts";
 import { filePath, newFileId, ownedFile, type FilesDeps } from "../jobs/file-store.ts";
@@ -12,7 +13,7 @@ import { wrap } from "./express-util.ts";
 import { MAX_FIELD_BYTES, MAX_FIELDS, MultipartError, isMultipart, receiveMultipart } from "./files-multipart.ts";
 
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
-export const UPLOAD_PURPOSES = ["vision", "user_data"] as const;
+export const UPLOAD_PURPOSES = ["vision", "user_data", "batch"] as const;
 /** The multipart form of an upload, for the OpenAPI document; `purpose` is checked with it too. */
 export const uploadForm = z
   .object({
@@ -58,6 +59,8 @@ export function filesRoutes(deps: FilesDeps): express.Router {
           throw new ApiError("invalid_request", `purpose must be one of: ${UPLOAD_PURPOSES.join(", ")}`, { param: "purpose" });
         }
         if (!file) throw new ApiError("invalid_request", "no file part in the form", { param: "file" });
+        // A batch's input is checked whole now, so a bad line is named before any batch runs.
+        if (fields.purpose === "batch") await checkBatchUpload(tmp);
         fs.renameSync(tmp, where.abs);
         const row = await deps.db.file.create({
           data: { id, projectId: req.key!.projectId, purpose: fields.purpose!, filename: path.basename(file.filename) || "upload", bytes: BigInt(file.bytes), sha256: file.sha256, path: where.rel },
@@ -100,8 +103,17 @@ export function filesRoutes(deps: FilesDeps): express.Router {
   return r;
 }
 
+async function checkBatchUpload(file: string): Promise<void> {
+  try {
+    await checkBatchFile(file);
+  } catch (err) {
+    if (err instanceof BatchLineError) throw new ApiError("invalid_request", `the batch file is not valid: ${err.message}`, { param: err.param, code: "invalid_batch_file" });
+    throw err;
+  }
+}
+
 /** A download's type by its name's extension; any other is application/octet-stream. */
-export const FILE_CONTENT_TYPES: Record<string, string> = { ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" };
+export const FILE_CONTENT_TYPES: Record<string, string> = { ".jsonl": "application/jsonl", ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" };
 
 function contentType(name: string): string {
   return FILE_CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";

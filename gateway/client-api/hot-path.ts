@@ -43,7 +43,7 @@ export function withHotPath(deps: ClientApiDeps, app: RequestListener): RequestL
     readJsonBody(req, deps.bodyLimitBytes, (err, body, raw) => {
       if (err) return answerError(caller, res, err);
       caller.rawBody = raw;
-      authenticate(deps.keys, req.headers)
+      authenticate(deps.keys, req.headers, deps.batchKeys)
         .then((key) => {
           caller.key = key;
           return serve(caller, res, body);

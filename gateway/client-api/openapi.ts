@@ -4,6 +4,8 @@
 import type { Request, Response } from "express";
 import { z } from "zod";
 import { countTokensRequest, messagesRequest } from "./anthropic/schemas.ts";
+import { batchCreateRequest, batchListQuery } from "./batch-schemas.ts";
+import { batchList, batchObject } from "../jobs/batch-view.ts";
 import { FILE_CONTENT_TYPES, uploadForm } from "./files.ts";
 import { imageRequest, meshRequest, runRequest } from "./job-schemas.ts";
 import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
@@ -51,6 +53,10 @@ export const clientOperations: Operation[] = [
   ...jobReads("/v1/3d/generations", "3D", "jobs"),
   { method: "post", path: "/v1/workflows/runs", summary: "Run a catalogued ComfyUI workflow", tag: "jobs", request: runRequest, responses: { "202": { description: "The job, queued", schema: out.job } } },
   ...jobReads("/v1/workflows/runs", "workflow", "jobs"),
+  { method: "post", path: "/v1/batches", summary: "Run a file of requests as a batch (OpenAI's Batch API), within 24 h", tag: "batches", request: batchCreateRequest, responses: ok("The batch, validating", batchObject) },
+  { method: "get", path: "/v1/batches", summary: "Your batches, newest first (cursor: after, limit)", tag: "batches", query: batchListQuery, responses: ok("A page of batches", batchList) },
+  { method: "get", path: "/v1/batches/:id", summary: "One batch: status, request counts, output and error files", tag: "batches", responses: ok("The batch", batchObject) },
+  { method: "post", path: "/v1/batches/:id/cancel", summary: "Cancel a batch: lines in flight finish, the rest are not run", tag: "batches", responses: ok("The batch, cancelling", batchObject) },
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -82,6 +88,8 @@ export function clientOpenApi(): Record<string, unknown> {
       Message: out.anthropicMessage,
       Job: out.job,
       File: out.file,
+      BatchCreateRequest: batchCreateRequest,
+      Batch: batchObject,
       Error: out.openAIError,
       AnthropicError: out.anthropicError,
     },

@@ -105,7 +105,9 @@ describe("POST /v1/files", () => {
       ["no closing boundary", CT, [purpose, fileHead, Buffer.alloc(10), Buffer.from("\r\n")], /malformed/],
       ["two files", CT, [fileHead, Buffer.alloc(10), Buffer.from("\r\n"), fileHead, Buffer.alloc(10), Buffer.from(`\r\n--${B}--\r\n`)], /only one file/],
       ["no file", CT, [purpose, Buffer.from(`--${B}--\r\n`)], /no file part/],
-      ["a bad purpose", CT, [Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n`), fileHead, Buffer.alloc(10), Buffer.from(`\r\n--${B}--\r\n`)], /purpose must be one of/],
+      ["a bad purpose", CT, [Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nfine-tune\r\n`), fileHead, Buffer.alloc(10), Buffer.from(`\r\n--${B}--\r\n`)], /purpose must be one of/],
+      // A batch's input is checked line by line before it is kept (tests/e2e/batches.test.ts has the rest).
+      ["a batch file that is not JSONL", CT, [Buffer.from(`--${B}\r\nContent-Disposition: form-data; name="purpose"\r\n\r\nbatch\r\n`), fileHead, Buffer.alloc(10, 0x41), Buffer.from(`\r\n--${B}--\r\n`)], /line 1: is not valid JSON/],
     ];
     for (const [what, ct, parts, re] of cases) {
       const r = await post(ct, parts);
