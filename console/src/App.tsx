@@ -24,9 +24,9 @@ interface Page {
 }
 
 const PAGES: Page[] = [
-  { path: "/", nav: "overview", needs: "fleet.read", render: () => <Overview /> },
-  { path: "/models", nav: "models", needs: "fleet.read", render: () => <Models /> },
-  { path: "/nodes", nav: "nodes", needs: "fleet.read", render: () => <Nodes /> },
+  { path: "/", nav: "overview", needs: "models.read", render: () => <Overview /> },
+  { path: "/models", nav: "models", needs: "models.read", render: () => <Models /> },
+  { path: "/nodes", nav: "nodes", needs: "nodes.read", render: () => <Nodes /> },
   { path: "/usage", nav: "usage", needs: "usage.read", render: () => <Usage /> },
   { path: "/tenancy", nav: "tenancy", needs: "tenancy.read", render: () => <Tenancy /> },
   { path: "/keys", nav: "myKeys", render: () => <MyKeys /> },
@@ -47,7 +47,7 @@ export function App() {
   const me = session.kind === "signed-in" ? session.me : null;
   const open = PAGES.filter((p) => !p.needs || can(me, p.needs));
   // A person who may not see the overview lands on their keys.
-  const page = path === "/" && me && !can(me, "fleet.read") ? PAGES.find((p) => p.path === "/keys") : open.find((p) => p.path === path);
+  const page = path === "/" && me && !can(me, "models.read") ? PAGES.find((p) => p.path === "/keys") : open.find((p) => p.path === path);
   const signOut = () => void request("POST", "/auth/logout").finally(() => location.assign(`${BASE}/signin`));
 
   let main: ReactNode;

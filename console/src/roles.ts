@@ -19,18 +19,21 @@ export interface Me {
 }
 
 export type Capability =
-  | "fleet.read" // overview, models, nodes
-  | "fleet.write" // serve, scale, stop, cordon, drain
+  | "models.read" // overview and models
+  | "nodes.read"
+  | "fleet.write" // serve, scale, stop, cordon, drain, operations
+  | "notifications.read"
   | "usage.read"
   | "tenancy.read"
   | "tenancy.write"; // projects and keys of a tenancy
 
+// As the admin API's role table has it (gateway/admin-api/roles.ts): platform-admin may do everything.
 const GRANTS: Record<Role, Capability[]> = {
-  "platform-admin": ["fleet.read", "fleet.write", "usage.read", "tenancy.read", "tenancy.write"],
-  operator: ["fleet.read", "fleet.write", "usage.read", "tenancy.read"],
-  "org-admin": ["usage.read", "tenancy.read", "tenancy.write"],
-  viewer: ["fleet.read", "usage.read", "tenancy.read"],
-  member: [],
+  "platform-admin": ["models.read", "nodes.read", "fleet.write", "notifications.read", "usage.read", "tenancy.read", "tenancy.write"],
+  operator: ["models.read", "nodes.read", "fleet.write", "notifications.read"],
+  "org-admin": ["models.read", "usage.read", "tenancy.read", "tenancy.write"],
+  viewer: ["models.read", "usage.read"],
+  member: ["models.read"],
 };
 
 /** The roles a person holds anywhere: /me's roles, and the memberships' in case an API gives only those. */

@@ -5,6 +5,8 @@ import { useT } from "../messages/index.ts";
 import { ErrorBox, Table, when } from "../parts/common.tsx";
 import { useLoad } from "../parts/load.ts";
 import { keepForPlayground, ShownOnce } from "../parts/ShownOnce.tsx";
+import { can, type Me } from "../roles.ts";
+import { useMe } from "../session.ts";
 
 export interface MyKey {
   id: string;
@@ -18,17 +20,27 @@ export interface MyKey {
 }
 
 export const myKeys = () => api.get<{ data: MyKey[] } | MyKey[]>("/me/keys").then((b) => (Array.isArray(b) ? b : b.data));
-export const createMyKey = (name: string) => api.post<{ id: string; key: string }>("/me/keys", name ? { name } : {});
+export const createMyKey = (project: string, name: string, expiresAt?: Date) =>
+  api.post<{ id: string; key: string }>("/me/keys", { project, ...(name ? { name } : {}), ...(expiresAt ? { expiresAt: expiresAt.toISOString() } : {}) });
+
+/** Projects the person may make keys in as far as the console knows: those their memberships name, and every one their role may list. */
+export async function myProjects(me: Me | null): Promise<string[]> {
+  const named = (me?.memberships ?? []).filter((m) => m.scope === "project" && m.name).map((m) => m.name!);
+  const listed = can(me, "tenancy.read") ? await api.get<{ data: { name: string }[] }>("/projects").then((b) => b.data.map((p) => p.name), () => []) : [];
+  return [...new Set([...named, ...listed])].sort();
+}
 
 export function MyKeys() {
   const t = useT();
+  const me = useMe();
   const keys = useLoad(myKeys);
+  const projects = useLoad(() => myProjects(me), [me]);
   const [error, setError] = useState<unknown>();
   const [secret, setSecret] = useState<string>();
   const create = (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
-    const name = String(new FormData(e.currentTarget).get("name") ?? "").trim();
-    createMyKey(name).then((k) => {
+    const f = new FormData(e.currentTarget);
+    createMyKey(String(f.get("project") ?? "").trim(), String(f.get("name") ?? "").trim()).then((k) => {
       setError(undefined);
       setSecret(k.key);
       keepForPlayground(k.key);
@@ -65,6 +77,14 @@ export function MyKeys() {
         ])}
       />
       <form className="inline" onSubmit={create} aria-label={t.keys.create}>
+        <label>
+          {t.col.project} <input name="project" list="my-projects" required defaultValue={projects.data?.[0] ?? ""} key={projects.data?.[0] ?? ""} />
+        </label>
+        <datalist id="my-projects">
+          {(projects.data ?? []).map((p) => (
+            <option key={p} value={p} />
+          ))}
+        </datalist>
         <label>
           {t.keys.name} <input name="name" maxLength={128} />
         </label>

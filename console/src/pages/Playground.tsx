@@ -5,7 +5,8 @@ import { ApiError } from "../api.ts";
 import { useT } from "../messages/index.ts";
 import { ErrorBox } from "../parts/common.tsx";
 import { keepForPlayground, playgroundKey } from "../parts/ShownOnce.tsx";
-import { createMyKey } from "./MyKeys.tsx";
+import { useMe } from "../session.ts";
+import { createMyKey, myProjects } from "./MyKeys.tsx";
 
 async function clientCall(key: string, path: string, init: RequestInit = {}): Promise<Response> {
   const res = await fetch(path, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers } });
@@ -40,6 +41,7 @@ async function* deltas(res: Response): AsyncGenerator<string> {
 
 export function Playground() {
   const t = useT();
+  const me = useMe();
   const [key, setKey] = useState(playgroundKey() ?? "");
   const [models, setModels] = useState<string[]>();
   const [model, setModel] = useState("");
@@ -57,8 +59,11 @@ export function Playground() {
         setModel((m) => (ids.includes(m) ? m : (ids[0] ?? "")));
         setError(undefined);
       }, setError);
+  // A key of the person's first project, expiring in a day: the playground's own.
   const makeKey = () =>
-    createMyKey("playground").then((k) => {
+    myProjects(me)
+      .then((ps) => createMyKey(ps[0] ?? "", "playground", new Date(Date.now() + 86_400_000)))
+      .then((k) => {
       keepForPlayground(k.key);
       setKey(k.key);
       void loadModels(k.key);

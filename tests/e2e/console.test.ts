@@ -1,0 +1,222 @@
+// The web console end to end: a real platform (gateway, workers, an agent with sim engines), the
+// console Vite built into dist/console served by the gateway under /console, and Debian's Chromium
+// driven by playwright-core as people would use it. Each person has roles made in the store and a
+// session from SessionStore set as the console's cookies; every page is checked by axe-core (no
+// serious or critical violation) and must log no console error; screenshots go to tests/artifacts/.
+import assert from "node:assert/strict";
+import fs from "node:fs";
+import { after, before, describe, it } from "node:test";
+import type { Browser, Page } from "playwright-core";
+import { CONSOLE_CSP } from "../../gateway/http/console-static.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+import { idOf, makePerson, openTab, screenshot, seriousViolations, type ConsolePerson, type ConsoleTab } from "../helpers/console-browser.ts";
+import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+
+const PROJECT = "console-team";
+const LONG = { timeout: 120_000 };
+
+describe("web console", () => {
+  let p: Platform;
+  let browser: Browser;
+  let admin: ConsolePerson;
+  let viewer: ConsolePerson;
+  let member: ConsolePerson;
+  const model = uniqueModel("console");
+  const tabs: ConsoleTab[] = [];
+
+  const tab = async (who: ConsolePerson | null, expected: number[] = []) => {
+    const t = await openTab(browser, p.clientUrl, who, expected);
+    tabs.push(t);
+    return t;
+  };
+  /** axe-core's serious and critical findings (none), no console error, and a screenshot. */
+  const checkPage = async (t: ConsoleTab, name: string) => {
+    await screenshot(t.page, name);
+    assert.deepEqual(await seriousViolations(t.page), [], `axe on ${name}`);
+    assert.deepEqual(t.errors, [], `console errors on ${name}`);
+  };
+  const heading = (page: Page, name: string) => page.getByRole("heading", { level: 1, name }).waitFor();
+
+  before(async () => {
+    p = await startPlatform();
+    await p.serve(model);
+    await p.newKey({ project: PROJECT });
+    const db = p.env.DATABASE_URL!;
+    const redis = process.env.REDIS_URL ?? "redis://127.0.0.1:6379/1";
+    admin = await makePerson(db, redis, "Ada Admin", [{ role: "platform-admin", scope: "platform" }]);
+    viewer = await makePerson(db, redis, "Vic Viewer", [{ role: "viewer", scope: "platform" }]);
+    member = await makePerson(db, redis, "Mia Member", [{ role: "member", scope: "project", scopeId: await idOf(db, "projects", PROJECT) }]);
+    browser = await launchBrowser();
+  });
+
+  after(async () => {
+    for (const t of tabs) await t.close().catch(() => undefined);
+    await browser?.close();
+    await p?.stop();
+  });
+
+  it("the gateway serves the build: a strict CSP, hashed assets cached for a year, index.html for client-side routes", async () => {
+    const index = await fetch(`${p.clientUrl}/console/`);
+    assert.equal(index.status, 200);
+    assert.equal(index.headers.get("content-security-policy"), CONSOLE_CSP);
+    assert.match(CONSOLE_CSP, /script-src 'self'(;|$)/);
+    assert.equal(index.headers.get("cache-control"), "no-cache");
+    const html = await index.text();
+    assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, "no inline script");
+    const asset = /src="(\/console\/assets\/[^"]+\.js)"/.exec(html)?.[1];
+    assert.ok(asset, html);
+    const js = await fetch(`${p.clientUrl}${asset}`);
+    assert.equal(js.status, 200);
+    assert.match(js.headers.get("cache-control") ?? "", /max-age=31536000.*immutable/);
+    assert.match(js.headers.get("content-type") ?? "", /javascript/);
+    const route = await fetch(`${p.clientUrl}/console/usage`);
+    assert.equal(await route.text(), html, "a client-side route answers index.html");
+    const missing = await fetch(`${p.clientUrl}/console/assets/nothing-here.js`);
+    assert.equal(missing.status, 404);
+    assert.match(((await missing.json()) as { error: { message: string } }).error.message, /no console asset/);
+    const bare = await fetch(`${p.clientUrl}/console`, { redirect: "manual" });
+    assert.equal(bare.status, 301);
+    assert.equal(bare.headers.get("location"), "/console/");
+  });
+
+  it("a visitor without a session is shown the sign-in page", async () => {
+    const t = await tab(null, [401, 404]);
+    await t.page.goto(`${p.clientUrl}/console/models`);
+    await heading(t.page, "Sign in");
+    for (const href of await t.page.locator(".providers a").evaluateAll((as) => as.map((a) => a.getAttribute("href") ?? ""))) {
+      assert.match(href, /^\/auth\/oidc\/[^/]+\/start\?return=%2Fconsole%2Fmodels$/);
+    }
+    await checkPage(t, "sign-in");
+  });
+
+  it("platform-admin: the overview shows the model's ready and asked replicas and the node", async () => {
+    const t = await tab(admin);
+    await t.page.goto(`${p.clientUrl}/console/`);
+    await heading(t.page, "Overview");
+    const row = t.page.getByRole("row").filter({ hasText: model });
+    await row.waitFor();
+    assert.deepEqual((await row.getByRole("cell").allInnerTexts()).slice(0, 3), [model, "1", "1"]);
+    await t.page.getByRole("row").filter({ hasText: p.env.LLMGW_NODE_ID! }).waitFor();
+    for (const nav of ["Overview", "Models", "Nodes", "Usage", "Tenancy", "My keys", "Playground"]) await t.page.getByRole("navigation").getByRole("link", { name: nav }).waitFor();
+    await checkPage(t, "overview");
+  });
+
+  it("platform-admin: a bad replica count is named before sending; scaling to 2 shows the operation live until it completes", LONG, async () => {
+    const t = await tab(admin);
+    await t.page.goto(`${p.clientUrl}/console/models`);
+    const card = t.page.locator(`[data-model="${model}"]`);
+    await card.getByRole("button", { name: "Scale" }).waitFor();
+    await card.getByLabel("Replicas").fill("-1");
+    await card.getByRole("button", { name: "Scale" }).click();
+    await card.getByRole("alert").filter({ hasText: "whole number from 0 to 1000" }).waitFor();
+    assert.equal(await t.page.locator(".operation").count(), 0, "nothing was sent");
+
+    await card.getByLabel("Replicas").fill("2");
+    await card.getByRole("button", { name: "Scale" }).click();
+    const op = t.page.locator(".operation").first();
+    await op.waitFor();
+    assert.match((await op.getByRole("link", { name: "Open in the Temporal Web UI" }).getAttribute("href")) ?? "", /^https?:\/\//);
+    await op.locator('[data-status="COMPLETED"]').waitFor({ timeout: 110_000 });
+    await card.getByText("Ready 2/2").waitFor({ timeout: 10_000 });
+    assert.equal(await card.getByRole("row").filter({ hasText: "ready" }).count(), 2);
+    await checkPage(t, "models");
+  });
+
+  it("platform-admin: a node is cordoned and uncordoned from the Nodes page", async () => {
+    const t = await tab(admin);
+    const node = p.env.LLMGW_NODE_ID!;
+    await t.page.goto(`${p.clientUrl}/console/nodes`);
+    await t.page.getByRole("button", { name: `Cordon ${node}` }).click();
+    await t.page.getByRole("button", { name: `Uncordon ${node}` }).waitFor();
+    const nodes = (await p.admin("GET", "/nodes")) as { data: { id: string; cordoned: boolean }[] };
+    assert.equal(nodes.data.find((n) => n.id === node)?.cordoned, true);
+    await checkPage(t, "nodes");
+    await t.page.getByRole("button", { name: `Uncordon ${node}` }).click();
+    await t.page.getByRole("button", { name: `Cordon ${node}` }).waitFor();
+  });
+
+  it("platform-admin: a key made on the Tenancy page is shown once, works, and is never shown again", async () => {
+    const t = await tab(admin);
+    await t.page.goto(`${p.clientUrl}/console/tenancy`);
+    const form = t.page.getByRole("form", { name: "New key" });
+    await form.getByRole("option", { name: PROJECT }).waitFor({ state: "attached" });
+    await form.getByLabel("Project").selectOption(PROJECT);
+    await form.getByLabel("Key name").fill("made in the console");
+    await form.getByRole("button", { name: "New key" }).click();
+    const key = (await t.page.getByTestId("new-key").innerText()).trim();
+    assert.match(key, /^sk-llmgw-/);
+    const models = await fetch(`${p.clientUrl}/v1/models`, { headers: { authorization: `Bearer ${key}` } });
+    assert.equal(models.status, 200);
+    await t.page.getByRole("row").filter({ hasText: "made in the console" }).waitFor();
+    await checkPage(t, "tenancy");
+    await t.page.reload();
+    await t.page.getByRole("row").filter({ hasText: "made in the console" }).waitFor();
+    assert.ok(!(await t.page.content()).includes(key), "the key is not shown again");
+  });
+
+  it("member: makes their own key (shown once) and the playground streams an answer from the sim engine", LONG, async () => {
+    const t = await tab(member);
+    await t.page.goto(`${p.clientUrl}/console/keys`);
+    await heading(t.page, "My keys");
+    const nav = t.page.getByRole("navigation");
+    for (const hidden of ["Nodes", "Usage", "Tenancy"]) assert.equal(await nav.getByRole("link", { name: hidden }).count(), 0, `${hidden} is hidden from a member`);
+    const form = t.page.getByRole("form", { name: "Create key" });
+    await form.getByLabel("Project").fill(PROJECT);
+    await form.getByLabel("Name").fill("mine");
+    await form.getByRole("button", { name: "Create key" }).click();
+    const key = (await t.page.getByTestId("new-key").innerText()).trim();
+    assert.match(key, /^sk-llmgw-/);
+    await t.page.getByRole("row").filter({ hasText: "mine" }).waitFor();
+    await checkPage(t, "my-keys");
+
+    // Through the menu, not a reload: the key just made stays in this tab for the playground.
+    await nav.getByRole("link", { name: "Playground" }).click();
+    await heading(t.page, "Playground");
+    await t.page.getByRole("button", { name: "Load models" }).click();
+    await t.page.getByLabel("Model").locator(`option[value="${model}"]`).waitFor({ state: "attached" });
+    await t.page.getByLabel("Model").selectOption(model);
+    // Every change to the answer is counted: a streamed answer arrives in several.
+    await t.page.evaluate(() => {
+      const out = document.querySelector("output.answer")!;
+      const w = window as unknown as { changes: number };
+      w.changes = 0;
+      new MutationObserver(() => w.changes++).observe(out, { childList: true, characterData: true, subtree: true });
+    });
+    const prompt = "echo: streamed from the console playground, eight characters a token";
+    await t.page.getByLabel("Message").fill(prompt);
+    await t.page.getByRole("button", { name: "Send" }).click();
+    await t.page.locator("output.answer").filter({ hasText: prompt }).waitFor();
+    await t.page.locator('output.answer[data-busy="false"]').waitFor();
+    assert.equal(await t.page.locator("output.answer").innerText(), prompt);
+    assert.ok((await t.page.evaluate(() => (window as unknown as { changes: number }).changes)) > 3, "the answer came in pieces");
+    await checkPage(t, "playground");
+  });
+
+  it("usage: the charts and table show the traffic; the CSV export downloads the same rows", LONG, async () => {
+    const t = await tab(admin);
+    await t.page.goto(`${p.clientUrl}/console/usage`);
+    await heading(t.page, "Usage");
+    // The ledger is written by the usage worker in batches: the page reloads it every 10 s.
+    await t.page.getByRole("row").filter({ hasText: model }).first().waitFor({ timeout: 60_000 });
+    assert.equal(await t.page.locator(".chart canvas").count() >= 4, true, "four uPlot charts");
+    assert.equal(await t.page.locator('.chart[data-series="0"]').count(), 0);
+    const [download] = await Promise.all([t.page.waitForEvent("download"), t.page.getByRole("button", { name: "Download CSV" }).click()]);
+    const csv = fs.readFileSync((await download.path())!, "utf8");
+    assert.match(csv.split("\n")[0]!, /^day,model,requests,/);
+    assert.ok(csv.includes(model), csv);
+    await checkPage(t, "usage");
+  });
+
+  it("viewer: sees the models without any form; the nodes and tenancy pages are neither listed nor open", async () => {
+    const t = await tab(viewer);
+    await t.page.goto(`${p.clientUrl}/console/models`);
+    await t.page.locator(`[data-model="${model}"]`).waitFor();
+    assert.equal(await t.page.getByRole("button", { name: /^(Serve|Scale|Stop)$/ }).count(), 0, "no serve, scale or stop for a viewer");
+    const nav = t.page.getByRole("navigation");
+    await nav.getByRole("link", { name: "Usage" }).waitFor();
+    for (const hidden of ["Nodes", "Tenancy"]) assert.equal(await nav.getByRole("link", { name: hidden }).count(), 0);
+    await checkPage(t, "viewer-models");
+    await t.page.goto(`${p.clientUrl}/console/nodes`);
+    await t.page.getByRole("alert").filter({ hasText: "Your role does not allow this" }).waitFor();
+  });
+});
