@@ -100,6 +100,10 @@ const schema = z.object({
   LLMGW_NOTIFY_SECRET: z.string().optional(),
   /** Days a stored /v1/responses answer is kept (OpenAI keeps them 30); older ones read as gone and are deleted. */
   LLMGW_RESPONSES_RETENTION_DAYS: z.coerce.number().min(0.0001).max(3650).default(30),
+  /** A person's session ends after this long unused (gateway/people/sessions.ts). */
+  LLMGW_SESSION_IDLE_SECONDS: z.coerce.number().int().min(10).max(7 * 86_400).default(30 * 60),
+  /** A person's session never outlives this, however used. */
+  LLMGW_SESSION_MAX_SECONDS: z.coerce.number().int().min(60).max(30 * 86_400).default(12 * 3600),
   LLMGW_USAGE_BATCH: z.coerce.number().int().positive().default(200),
   LLMGW_USAGE_FLUSH_MS: z.coerce.number().int().positive().default(200),
   /**

@@ -20,6 +20,8 @@ export const usageEvent = z.object({
   latencyMs: z.number().nonnegative(),
   ttftMs: z.number().nonnegative().nullable(),
   status: z.number().int(),
+  /** The person whose own key made the request (null or absent: a project's key). */
+  personId: z.string().nullable().optional(),
 });
 export type UsageEvent = z.infer<typeof usageEvent>;
 

@@ -31,10 +31,16 @@ function fromFiles(dataDir: string): { url?: string; token?: string } {
   }
 }
 
+/** Where the admin API is: LLMGW_ADMIN_URL, the data directory's endpoints.json, else host and port. */
+export function adminBaseUrl(): string {
+  const c = ctlSettings();
+  return c.LLMGW_ADMIN_URL ?? fromFiles(c.dataDir).url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
+}
+
 export function adminClient(): AdminClient {
   const c = ctlSettings();
   const files = fromFiles(c.dataDir);
-  const base = c.LLMGW_ADMIN_URL ?? files.url ?? `http://${c.LLMGW_ADMIN_HOST}:${c.LLMGW_ADMIN_PORT}`;
+  const base = adminBaseUrl();
   const token = c.LLMGW_ADMIN_TOKEN ?? files.token;
   if (!token) throw new CtlError(`no admin token: set LLMGW_ADMIN_TOKEN or run where ${c.dataDir}/admin-token exists`);
   return adminClientFor(base, token);

@@ -26,6 +26,9 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   request: async () => (await import("./request.ts")).requestCommand,
   workflow: async () => (await import("./workflows.ts")).workflowCommand,
   guard: async () => (await import("./guard.ts")).guardCommand,
+  people: async () => (await import("./people.ts")).peopleCommand,
+  memberships: async () => (await import("./people.ts")).membershipsCommand,
+  "group-mappings": async () => (await import("./people.ts")).groupMappingsCommand,
 };
 
 export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
@@ -40,6 +43,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   operation show ID [--follow]
   orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
   keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
+  keys create --mine --project P … | list --mine | revoke --mine ID     (your own keys: needs ctl login or LLMGW_SESSION)
+  people list | show ID | create --name N [--email E] | disable ID | enable ID | delete ID
+  memberships list PERSON | add PERSON --role R --scope platform|org|team|project [--name N] | remove PERSON MEMBERSHIP
+  group-mappings list | show ID | create --group G [--provider P] --role R --scope S [--name N] | delete ID
   keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID
   limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]

@@ -2,6 +2,7 @@
 import { parseArgs } from "node:util";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { limitsCommand } from "./limits.ts";
+import { sessionClient } from "./session.ts";
 import { printJson, printTable } from "./output.ts";
 
 type Created = { id: string; name: string; created: boolean };
@@ -69,9 +70,11 @@ export async function keysCommand(argv: string[]): Promise<void> {
       band: { type: "string" },
       expires: { type: "string" },
       overlap: { type: "string" },
+      mine: { type: "boolean" },
       json: { type: "boolean" },
     },
   });
+  if (values.mine) return myKeys(cmd, positionals[0], values);
   const admin = adminClient();
   if (cmd === "create") {
     if (!values.project) throw new CtlError("usage: llmgw ctl keys create --project P [--name N] [--model PATTERN]… [--band interactive|batch|bulk] [--expires ISO-TIME] [--json]");
@@ -108,4 +111,28 @@ export async function keysCommand(argv: string[]): Promise<void> {
     return;
   }
   throw new CtlError("usage: llmgw ctl keys create … | list [--project P] | revoke ID | rotate ID [--overlap SECONDS] | limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID");
+}
+
+type KeyFlags = { project?: string; name?: string; model?: string[]; band?: string; expires?: string; json?: boolean };
+type MyKey = { id: string; key?: string; prefix: string; project: string; name: string | null; band: string; expiresAt: string | null; revoked: boolean };
+
+/** `keys … --mine`: the signed-in person's own keys, through /me/keys with their session. */
+async function myKeys(cmd: string | undefined, id: string | undefined, values: KeyFlags): Promise<void> {
+  const me = sessionClient();
+  if (cmd === "create" && values.project) {
+    const k = await me.post<MyKey>("/me/keys", { project: values.project, name: values.name, models: values.model, band: values.band, expiresAt: values.expires });
+    if (values.json) return printJson(k);
+    process.stdout.write(`${k.key}\n`);
+    process.stderr.write(`your key ${k.prefix}… for project ${k.project}: shown once, keep it now; it stops if you leave the project\n`);
+    return;
+  }
+  if (cmd === "list") {
+    const { data } = await me.get<{ data: MyKey[] }>("/me/keys");
+    return values.json ? printJson(data) : printTable(["ID", "KEY", "PROJECT", "NAME", "BAND", "EXPIRES", "REVOKED"], data.map((k) => [k.id, k.prefix + "…", k.project, k.name, k.band, k.expiresAt, k.revoked]));
+  }
+  if (cmd === "revoke" && id) {
+    const k = await me.request<MyKey>("DELETE", `/me/keys/${encodeURIComponent(id)}`);
+    return values.json ? printJson(k) : void process.stdout.write(`your key ${k.prefix}… revoked on every gateway\n`);
+  }
+  throw new CtlError("usage: llmgw ctl keys create --mine --project P [--name N] [--model PATTERN]… [--band B] [--expires ISO-TIME] | list --mine | revoke --mine ID [--json]");
 }

@@ -15,6 +15,7 @@ import { readOrCreateSecret } from "../common/secrets.ts";
 import { temporalClient } from "../common/temporal.ts";
 import { controlPlaneTlsFromConfig } from "../common/tls/control-plane.ts";
 import { adminApi } from "./admin-api/app.ts";
+import { SessionStore } from "./people/sessions.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
 import { Limiter } from "./auth/limiter.ts";
@@ -108,8 +109,14 @@ export async function startGateway(): Promise<Gateway> {
   metrics.watch({ registry, usage, keys });
 
   const clientDeps = { keys, limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS) };
-  const client = await listen(withHotPath(clientDeps, clientApi(clientDeps)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
-  const admin = await listen(adminApi({ db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, adminToken, registry, notifier }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
+  const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
+  const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
+  // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.
+  const peopleAdmin = adminApi({ ...adminOpts, adminToken: null });
+  const clientApp = clientApi(clientDeps);
+  const front = (req: http.IncomingMessage, res: http.ServerResponse) => (req.url === "/api/v1" || req.url?.startsWith("/api/v1/") || req.url?.startsWith("/api/v1?") ? peopleAdmin(req, res) : clientApp(req, res));
+  const client = await listen(withHotPath(clientDeps, front), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
+  const admin = await listen(adminApi({ ...adminOpts, adminToken }), c.LLMGW_ADMIN_HOST, c.LLMGW_ADMIN_PORT);
   const metricsApp = express();
   metricsApp.get("/metrics", async (_req, res) => {
     res.set("content-type", metrics.registry.contentType).send(await metrics.registry.metrics());

@@ -1,6 +1,7 @@
-// The admin API, /api/v1: on its own port (loopback by default), behind the admin token.
+// The admin API, /api/v1: on its own port (loopback by default), behind the admin token or a
+// person's session (gateway/admin-api/principal.ts), each route open to the roles
+// gateway/admin-api/roles.ts names. The gateway mounts it on the client port too, for people only.
 import { guardRoutes } from "./guard.ts";
-import { timingSafeEqual } from "node:crypto";
 import express from "express";
 import type { Client } from "@temporalio/client";
 import type { Redis } from "ioredis";
@@ -27,22 +28,38 @@ import { adminOperations, serveAdminOpenApi } from "./openapi.ts";
 import { methodGuard } from "../http/method-guard.ts";
 import type { EndpointRegistry } from "../router/registry.ts";
 import type { Notifier } from "../../common/notifier.ts";
+import { SessionStore } from "../people/sessions.ts";
+import { actorScope, principalMiddleware } from "./principal.ts";
+import { authorize } from "./authorize.ts";
+import { peopleRoutes } from "./people.ts";
+import { groupMappingRoutes } from "./group-mappings.ts";
+import { meRoutes } from "./me.ts";
 
-export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Client; taskQueue: string; adminToken: string; registry?: EndpointRegistry; notifier: Notifier }): express.Express {
+export interface AdminApiOptions {
+  db: PrismaClient;
+  redis: Redis;
+  temporal: Client;
+  taskQueue: string;
+  /** The break-glass token; null where it must not work (the client port: sessions only). */
+  adminToken: string | null;
+  registry?: EndpointRegistry;
+  notifier: Notifier;
+  /** People's sessions (default: over `redis` with the default timeouts). */
+  sessions?: SessionStore;
+}
+
+export function adminApi(opts: AdminApiOptions): express.Express {
   const app = express();
   app.disable("x-powered-by");
-  const want = Buffer.from(`Bearer ${opts.adminToken}`);
   app.get("/health", (_req, res) => void res.json({ ok: true }));
-  app.use("/api/v1", (req, _res, next) => {
-    const got = Buffer.from(req.headers.authorization ?? "");
-    if (got.length !== want.length || !timingSafeEqual(got, want)) return next(new AdminError(401, "missing or wrong admin token"));
-    next();
-  });
+  app.use("/api/v1", principalMiddleware({ db: opts.db, sessions: opts.sessions ?? new SessionStore(opts.redis), adminToken: opts.adminToken }));
   // After the token: the methods of /api/v1 are behind it, as its document is.
   app.use(methodGuard(adminOperations, (req, res, next) => next(new AdminError(405, `${req.method} is not allowed on ${req.path}; allowed: ${String(res.getHeader("allow"))}`))));
   app.use("/api/v1", express.json({ limit: "1mb" }));
   // PostgreSQL's text and jsonb cannot keep U+0000: refused here, before anything is stored.
   app.use("/api/v1", (req, _res, next) => next(holdsNul(req.body) ? new AdminError(400, "the body holds U+0000, which no name or text may") : undefined));
+  app.use("/api/v1", actorScope);
+  app.use(authorize(adminOperations));
   app.get("/api/v1/openapi.json", serveAdminOpenApi);
   app.use("/api/v1", nodeRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", catalogRoutes(opts.db, opts.temporal));
@@ -62,6 +79,9 @@ export function adminApi(opts: { db: PrismaClient; redis: Redis; temporal: Clien
   if (opts.registry) app.use("/api/v1", explainRoutes(opts.registry));
   app.use("/api/v1", notificationRoutes(opts.notifier));
   app.use("/api/v1", guardRoutes(opts.db, opts.redis));
+  app.use("/api/v1", peopleRoutes(opts.db, opts.redis));
+  app.use("/api/v1", groupMappingRoutes(opts.db));
+  app.use("/api/v1", meRoutes(opts.db, opts.redis));
   // Every other path is a JSON 404 too: never Express's HTML page.
   app.use((req, _res, next) => next(new AdminError(404, `no route ${req.method} ${req.originalUrl}`)));
   app.use(adminErrorHandler);

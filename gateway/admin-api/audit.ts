@@ -5,9 +5,10 @@ import { Router } from "express";
 import { z } from "zod";
 import { Prisma, type PrismaClient } from "../../common/db.ts";
 import { check } from "./errors.ts";
+import { actorContext, type Actor } from "./principal.ts";
 
-/** Only one admin token exists, so every change is the admin's. */
-export const ADMIN_ACTOR = "admin";
+/** A change made outside any request (none today): the system's. */
+export const SYSTEM_ACTOR: Actor = { actor: "system", personId: null };
 
 export interface AuditEntry {
   action: string;
@@ -18,8 +19,9 @@ export interface AuditEntry {
 
 const asJson = (v: unknown) => (v === undefined || v === null ? Prisma.DbNull : (JSON.parse(JSON.stringify(v, (_k, x: unknown) => (typeof x === "bigint" ? x.toString() : x))) as Prisma.InputJsonValue));
 
-export async function audit(db: Pick<PrismaClient, "auditEvent">, e: AuditEntry, actor = ADMIN_ACTOR): Promise<void> {
-  await db.auditEvent.create({ data: { id: randomUUID(), actor, action: e.action, target: e.target, before: asJson(e.before), after: asJson(e.after) } });
+/** Written as the request's principal (`person:<id>` with personId, or `admin-token`: gateway/admin-api/principal.ts). */
+export async function audit(db: Pick<PrismaClient, "auditEvent">, e: AuditEntry, who: Actor = actorContext.getStore() ?? SYSTEM_ACTOR): Promise<void> {
+  await db.auditEvent.create({ data: { id: randomUUID(), actor: who.actor, personId: who.personId, action: e.action, target: e.target, before: asJson(e.before), after: asJson(e.after) } });
 }
 
 const UNIT_MS = { s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 } as const;

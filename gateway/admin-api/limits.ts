@@ -9,6 +9,7 @@ import { LIMIT_SCOPES, type LimitScope } from "../auth/limit-book.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { orgByName, teamIdByPath } from "./orgs.ts";
+import { mustReach, tenancyReach, type Reach } from "./scope.ts";
 import { projectByName } from "./tenancy.ts";
 
 export const limitTarget = z.object({ scope: z.enum(LIMIT_SCOPES), name: z.string().min(1).max(200) });
@@ -34,13 +35,33 @@ async function notFound(scope: string, name: string, known: string[]): Promise<n
   throw new AdminError(404, `no ${scope} '${name}'; ${scope}s: ${known.join(", ") || "(none)"}`, "name");
 }
 
-/** The id of the org, team, project or key a limit is for. */
-async function scopeId(db: PrismaClient, scope: LimitScope, name: string): Promise<string> {
+/** The id of the org, team, project or key a limit is for, refused when outside the caller's reach. */
+async function scopeId(db: PrismaClient, scope: LimitScope, name: string, reach: Reach): Promise<string> {
+  if (!reach.all) return reachedScopeId(db, scope, name, reach);
   if (scope === "project") return (await projectByName(db, name, "name")).id;
   if (scope === "org") return (await orgByName(db, name, "name")).id;
   if (scope === "team") return teamIdByPath(db, name, "name");
   const key = await db.apiKey.findUnique({ where: { id: name } });
   return key?.id ?? notFound(scope, name, []);
+}
+
+/** An org-admin's: a team, project or key of their orgs; an org's own limits are platform-admin's to set. */
+async function reachedScopeId(db: PrismaClient, scope: LimitScope, name: string, reach: Reach): Promise<string> {
+  if (scope === "org") throw new AdminError(403, "an org's own limits and budget are set by a platform-admin; set those of its teams, projects and keys", "scope");
+  if (scope === "project") {
+    const p = await db.project.findUnique({ where: { name } });
+    mustReach(reach, "project", p?.id, name, "name");
+    return p!.id;
+  }
+  if (scope === "team") {
+    const [org, team] = name.includes("/") ? name.split("/", 2) : ["default", name];
+    const t = await db.team.findFirst({ where: { name: team, org: { name: org } } });
+    mustReach(reach, "team", t?.id, name, "name");
+    return t!.id;
+  }
+  const key = await db.apiKey.findUnique({ where: { id: name } });
+  if (!key || !reach.projectIds.has(key.projectId)) throw new AdminError(404, `no key '${name}' in the orgs you administer`, "name");
+  return key.id;
 }
 
 /** Display names for limit rows: ids back to the names people use. */
@@ -57,8 +78,14 @@ async function names(db: PrismaClient, rows: LimitRow[]): Promise<Map<string, st
 export function limitRoutes(db: PrismaClient): Router {
   const r = Router();
 
-  r.get("/limits", async (_req, res) => {
-    const rows = await db.limit.findMany({ orderBy: [{ scope: "asc" }, { scopeId: "asc" }] });
+  r.get("/limits", async (req, res) => {
+    const reach = await tenancyReach(db, req);
+    let rows = await db.limit.findMany({ orderBy: [{ scope: "asc" }, { scopeId: "asc" }] });
+    if (!reach.all) {
+      const keys = new Set((await db.apiKey.findMany({ where: { projectId: { in: [...reach.projectIds] } }, select: { id: true } })).map((k) => k.id));
+      const reached = new Set([...reach.orgIds, ...reach.teamIds, ...reach.projectIds, ...keys]);
+      rows = rows.filter((l) => reached.has(l.scopeId));
+    }
     const named = await names(db, rows);
     res.json({ data: rows.map((l) => view(l, named.get(l.scopeId) ?? l.scopeId)) });
   });
@@ -66,7 +93,7 @@ export function limitRoutes(db: PrismaClient): Router {
   r.put("/limits/:scope/:name", async (req, res) => {
     const t = check(limitTarget, req.params);
     const b = check(limitBody, req.body);
-    const id = await scopeId(db, t.scope, t.name);
+    const id = await scopeId(db, t.scope, t.name, await tenancyReach(db, req));
     const data = {
       ...(b.rpm !== undefined && { rpm: b.rpm }),
       ...(b.tpm !== undefined && { tpm: b.tpm }),
@@ -85,7 +112,7 @@ export function limitRoutes(db: PrismaClient): Router {
 
   r.delete("/limits/:scope/:name", async (req, res) => {
     const t = check(limitTarget, req.params);
-    const id = await scopeId(db, t.scope, t.name);
+    const id = await scopeId(db, t.scope, t.name, await tenancyReach(db, req));
     const before = await db.limit.findUnique({ where: { scope_scopeId: { scope: t.scope, scopeId: id } } });
     if (!before) throw new AdminError(404, `no limits set for ${t.scope} '${t.name}'`, "name");
     await db.limit.delete({ where: { id: before.id } });

@@ -25,6 +25,7 @@ import { orgBody, teamBody } from "./orgs.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
+import { peopleNamed, peopleOperations } from "./openapi-people.ts";
 
 const V1 = "/api/v1";
 const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
@@ -116,6 +117,8 @@ export const adminOperations: Operation[] = [
   { method: "delete", path: `${V1}/guard/policies/:name`, summary: "Remove a guardrail policy", tag: "guard", params: guardPolicyName, responses: ok("Removed", out.deleted) },
   { method: "get", path: `${V1}/guard/explain`, summary: "The merged guardrail policy a key and model get, and where each rule came from", tag: "guard", query: guardExplainQuery, responses: ok("The merged policy", out.guardExplain) },
   { method: "get", path: `${V1}/guard/events`, summary: "Guardrail blocks and flags, newest first (never the text)", tag: "guard", query: guardEventsQuery, responses: ok("The events", out.guardEventList) },
+
+  ...peopleOperations,
 ];
 
 let cached: Record<string, unknown> | null = null;
@@ -149,6 +152,7 @@ export function adminOpenApi(): Record<string, unknown> {
       PublishRequest: publishBody,
       ExplainRequest: explainBody,
       GuardPolicyRequest: policyDocument,
+      ...peopleNamed,
       Accepted: out.accepted,
       Error: out.adminError,
     },

@@ -6,6 +6,7 @@ import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
+import { mustReach, tenancyReach, within } from "./scope.ts";
 
 /** Names of orgs, teams and projects. */
 export const NAME = z.string().regex(/^[a-z0-9][a-z0-9._-]{0,62}$/, "lower-case letters, digits, . _ - (at most 63)");
@@ -42,8 +43,9 @@ export async function teamIdByPath(db: PrismaClient, path: string, field = "team
 export function orgRoutes(db: PrismaClient): Router {
   const r = Router();
 
-  r.get("/orgs", async (_req, res) => {
-    const rows = await db.org.findMany({ orderBy: { name: "asc" }, include: { _count: { select: { teams: true } } } });
+  r.get("/orgs", async (req, res) => {
+    const reach = await tenancyReach(db, req);
+    const rows = await db.org.findMany({ where: { id: within(reach.all, reach.orgIds) }, orderBy: { name: "asc" }, include: { _count: { select: { teams: true } } } });
     res.json({ data: rows.map((o) => ({ id: o.id, name: o.name, teams: o._count.teams, createdAt: o.createdAt })) });
   });
 
@@ -56,14 +58,17 @@ export function orgRoutes(db: PrismaClient): Router {
     res.status(201).json({ id: o.id, name, created: true });
   });
 
-  r.get("/teams", async (_req, res) => {
-    const rows = await db.team.findMany({ include: { org: true, _count: { select: { projects: true } } } });
+  r.get("/teams", async (req, res) => {
+    const reach = await tenancyReach(db, req);
+    const rows = await db.team.findMany({ where: { id: within(reach.all, reach.teamIds) }, include: { org: true, _count: { select: { projects: true } } } });
     const data = rows.map((t) => ({ id: t.id, name: `${t.org.name}/${t.name}`, org: t.org.name, projects: t._count.projects, createdAt: t.createdAt }));
     res.json({ data: data.sort((a, b) => a.name.localeCompare(b.name)) });
   });
 
   r.post("/teams", async (req, res) => {
     const body = check(teamBody, req.body);
+    const reach = await tenancyReach(db, req);
+    if (!reach.all) mustReach(reach, "org", (await db.org.findUnique({ where: { name: body.org } }))?.id, body.org, "org");
     const org = await orgByName(db, body.org, "org");
     const path = `${org.name}/${body.name}`;
     const exists = await db.team.findUnique({ where: { orgId_name: { orgId: org.id, name: body.name } } });

@@ -11,6 +11,7 @@ import { BANDS } from "../router/admission.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { DEFAULT_TEAM_PATH, NAME, teamIdByPath } from "./orgs.ts";
+import { mustReach, tenancyReach, within, type Reach } from "./scope.ts";
 
 export const projectBody = z.object({
   name: NAME,
@@ -44,9 +45,18 @@ export async function projectByName(db: PrismaClient, name: string, field = "pro
   throw new AdminError(404, `no project '${name}'; projects: ${names.join(", ") || "(none)"}`, field);
 }
 
-async function keyById(db: PrismaClient, raw: unknown) {
+/** A project the caller reaches: outside their orgs it is a 404 that names no other project. */
+export async function reachedProject(db: PrismaClient, reach: Reach, name: string, field = "project") {
+  if (reach.all) return projectByName(db, name, field);
+  const project = await db.project.findUnique({ where: { name } });
+  mustReach(reach, "project", project?.id, name, field);
+  return project!;
+}
+
+async function keyById(db: PrismaClient, raw: unknown, reach: Reach) {
   const { id } = check(keyId, raw);
   const k = await db.apiKey.findUnique({ where: { id } });
+  if (k && !reach.all && !reach.projectIds.has(k.projectId)) throw new AdminError(404, `no key '${id}' in the orgs you administer`, "id");
   if (!k) throw new AdminError(404, `no key '${id}'; \`ctl keys list\` shows the ids`, "id");
   return k;
 }
@@ -54,15 +64,16 @@ async function keyById(db: PrismaClient, raw: unknown) {
 export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
   const r = Router();
 
-  r.get("/projects", async (_req, res) => {
-    const rows = await db.project.findMany({ orderBy: { name: "asc" }, include: { team: { include: { org: true } }, _count: { select: { apiKeys: true } } } });
+  r.get("/projects", async (req, res) => {
+    const reach = await tenancyReach(db, req);
+    const rows = await db.project.findMany({ where: { id: within(reach.all, reach.projectIds) }, orderBy: { name: "asc" }, include: { team: { include: { org: true } }, _count: { select: { apiKeys: true } } } });
     res.json({ data: rows.map((p) => ({ id: p.id, name: p.name, team: `${p.team.org.name}/${p.team.name}`, keys: p._count.apiKeys, noStore: p.noStore, createdAt: p.createdAt })) });
   });
 
   r.patch("/projects/:name/settings", async (req, res) => {
     const { name } = check(projectNamePath, { name: String(req.params.name) });
     const body = check(projectSettingsBody, req.body);
-    const before = await projectByName(db, name, "name");
+    const before = await reachedProject(db, await tenancyReach(db, req), name, "name");
     // Stored answers already kept stay until deleted or past retention: turning no_store on stops new ones.
     const p = await db.project.update({ where: { id: before.id }, data: { noStore: body.noStore ?? before.noStore } });
     await audit(db, { action: "project.settings", target: `project/${p.name}`, before: { noStore: before.noStore }, after: { noStore: p.noStore } });
@@ -71,8 +82,17 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
 
   r.post("/projects", async (req, res) => {
     const body = check(projectBody, req.body);
+    const reach = await tenancyReach(db, req);
+    if (!reach.all) {
+      // Before teamIdByPath, which would make default/default: an org-admin names a team of theirs.
+      const [org, team] = body.team.includes("/") ? body.team.split("/", 2) : ["default", body.team];
+      mustReach(reach, "team", (await db.team.findFirst({ where: { name: team, org: { name: org } } }))?.id, body.team, "team");
+    }
     const exists = await db.project.findUnique({ where: { name: body.name } });
-    if (exists) return void res.status(200).json({ id: exists.id, name: exists.name, created: false });
+    if (exists) {
+      mustReach(reach, "project", exists.id, exists.name, "name");
+      return void res.status(200).json({ id: exists.id, name: exists.name, created: false });
+    }
     const p = await db.project.create({ data: { id: randomUUID(), name: body.name, teamId: await teamIdByPath(db, body.team) } });
     await audit(db, { action: "project.create", target: `project/${p.name}`, after: p });
     res.status(201).json({ id: p.id, name: p.name, created: true });
@@ -80,7 +100,7 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
 
   r.post("/keys", async (req, res) => {
     const body = check(keyBody, req.body);
-    const project = await projectByName(db, body.project);
+    const project = await reachedProject(db, await tenancyReach(db, req), body.project);
     const k = newApiKey();
     const row = await db.apiKey.create({
       data: {
@@ -99,7 +119,7 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
   });
 
   r.post("/keys/:id/revoke", async (req, res) => {
-    const before = await keyById(db, req.params);
+    const before = await keyById(db, req.params, await tenancyReach(db, req));
     const after = before.revokedAt ? before : await db.apiKey.update({ where: { id: before.id }, data: { revokedAt: new Date() } });
     await publishChange(redis, { kind: "key", op: "revoked", hash: before.hash });
     if (!before.revokedAt) await audit(db, { action: "key.revoke", target: `key/${before.id}`, before: keyView(before), after: keyView(after) });
@@ -108,14 +128,14 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
 
   // A new key with the old one's project, name and models; the old one keeps working for the overlap.
   r.post("/keys/:id/rotate", async (req, res) => {
-    const old = await keyById(db, req.params);
+    const old = await keyById(db, req.params, await tenancyReach(db, req));
     const { overlapSeconds } = check(rotateBody, req.body ?? {});
     if (old.revokedAt) throw new AdminError(409, `key '${old.id}' is revoked; create a new one instead`, "id");
     const oldUntil = new Date(Date.now() + overlapSeconds * 1000);
     const k = newApiKey();
     const [fresh, retired] = await db.$transaction([
       db.apiKey.create({
-        data: { id: randomUUID(), projectId: old.projectId, name: old.name, hash: k.hash, prefix: k.prefix, models: old.models, band: old.band, expiresAt: old.expiresAt },
+        data: { id: randomUUID(), projectId: old.projectId, personId: old.personId, name: old.name, hash: k.hash, prefix: k.prefix, models: old.models, band: old.band, expiresAt: old.expiresAt },
       }),
       db.apiKey.update({ where: { id: old.id }, data: { expiresAt: old.expiresAt && old.expiresAt < oldUntil ? old.expiresAt : oldUntil } }),
     ]);
@@ -126,8 +146,9 @@ export function tenancyRoutes(db: PrismaClient, redis: Redis): Router {
 
   r.get("/keys", async (req, res) => {
     const { project } = check(keysQuery, req.query);
+    const reach = await tenancyReach(db, req);
     const rows = await db.apiKey.findMany({
-      where: project ? { project: { name: project } } : {},
+      where: { ...(project ? { project: { name: project } } : {}), projectId: within(reach.all, reach.projectIds) },
       include: { project: true },
       orderBy: { createdAt: "asc" },
     });

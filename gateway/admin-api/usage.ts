@@ -4,6 +4,7 @@ import { z } from "zod";
 import { toCsv } from "../../common/csv.ts";
 import { Prisma, type PrismaClient } from "../../common/db.ts";
 import { check } from "./errors.ts";
+import { usageReach } from "./scope.ts";
 
 // The ledger's times are UTC without a zone (as Prisma writes them), so bounds are given the same way.
 // The only SQL put together from input: whitelisted expressions, chosen by name.
@@ -34,6 +35,9 @@ export function usageRoutes(db: PrismaClient): Router {
   const r = Router();
   r.get("/usage", async (req, res) => {
     const q = check(usageQuery, req.query);
+    // An org-admin or viewer sees the rows of the projects they reach, and no one else's.
+    const reach = await usageReach(db, req);
+    const reached = reach.all ? Prisma.empty : Prisma.sql`AND u.project_id = ANY(${[...reach.projectIds]}::text[])`;
     const by = [...new Set(q.by)];
     const to = q.to ?? new Date();
     const from = q.from ?? new Date(to.getTime() - 30 * 86_400_000);
@@ -45,7 +49,7 @@ export function usageRoutes(db: PrismaClient): Router {
              COALESCE(sum(u.completion_tokens), 0)::bigint AS "completionTokens",
              COALESCE(sum(u.cost_micros), 0)::bigint AS "costMicros"
         FROM usage_events u LEFT JOIN projects p ON p.id = u.project_id
-       WHERE u.at >= ${from.toISOString()}::timestamp AND u.at < ${to.toISOString()}::timestamp
+       WHERE u.at >= ${from.toISOString()}::timestamp AND u.at < ${to.toISOString()}::timestamp ${reached}
        ${by.length ? Prisma.sql`GROUP BY ${Prisma.join(by.map((d) => DIMENSIONS[d]), ", ")} ORDER BY ${Prisma.join(by.map((d) => DIMENSIONS[d]), ", ")}` : Prisma.empty}`;
     const data = rows.map((row) => ({
       ...Object.fromEntries(by.map((d) => [d, row[d] ?? null])),

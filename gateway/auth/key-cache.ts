@@ -3,6 +3,7 @@
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
 import { sha256Hex } from "../../common/secrets.ts";
+import { grantsProject } from "./person-grants.ts";
 
 export interface KeyInfo {
   id: string;
@@ -14,6 +15,8 @@ export interface KeyInfo {
   band: string;
   expiresAt: number | null;
   revoked: boolean;
+  /** The person whose own key it is (usage rows carry them); null for a project's key. */
+  personId?: string | null;
 }
 
 type Entry = { info: KeyInfo | null; until: number };
@@ -62,7 +65,8 @@ export class KeyCache {
   private async load(hash: string): Promise<KeyInfo | null> {
     let row;
     try {
-      row = await this.db.apiKey.findUnique({ where: { hash }, include: { project: { include: { team: true } } } });
+      // A person's key comes with the person and their memberships: it ends when they are disabled or leave the project.
+      row = await this.db.apiKey.findUnique({ where: { hash }, include: { project: { include: { team: true } }, person: { include: { memberships: true } } } });
     } catch (err) {
       // The store is away: a key known before keeps serving (a revocation still evicts it through
       // the change feed), and the store is asked again for this key only after a short pause.
@@ -82,7 +86,8 @@ export class KeyCache {
           models: row.models,
           band: row.band,
           expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
-          revoked: row.revokedAt !== null,
+          revoked: row.revokedAt !== null || (!!row.personId && !personMayUse(row.person, { projectId: row.projectId, teamId: row.project.teamId, orgId: row.project.team.orgId })),
+          personId: row.personId ?? null,
         }
       : null;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
@@ -90,6 +95,9 @@ export class KeyCache {
     return info;
   }
 }
+
+type KeyPerson = { disabled: boolean; memberships: { scope: string; scopeId: string | null; role: string }[] } | null | undefined;
+const personMayUse = (p: KeyPerson, at: Parameters<typeof grantsProject>[1]): boolean => !!p && !p.disabled && grantsProject(p.memberships, at);
 
 /** The key from `Authorization: Bearer …` (OpenAI's clients) or `x-api-key` (Anthropic's). */
 export function keyFromHeaders(headers: Record<string, string | string[] | undefined>): string | null {

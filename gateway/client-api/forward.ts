@@ -67,6 +67,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       at: new Date().toISOString(),
       keyId: key.id,
       projectId: key.projectId,
+      personId: key.personId ?? null,
       model,
       version: out.endpoint?.version ?? null,
       replicaId: out.endpoint?.id ?? null,
