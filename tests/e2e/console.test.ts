@@ -192,13 +192,38 @@ describe("web console", () => {
     await checkPage(t, "playground");
   });
 
-  it("usage: the charts and table show the traffic; the CSV export downloads the same rows", LONG, async () => {
+  it("usage: the charts and table change after traffic; the CSV export downloads the same rows", LONG, async () => {
     const t = await tab(admin);
     await t.page.goto(`${p.clientUrl}/console/usage`);
     await heading(t.page, "Usage");
-    // The ledger is written by the usage worker in batches: the page reloads it every 10 s.
-    await t.page.getByRole("row").filter({ hasText: model }).first().waitFor({ timeout: 60_000 });
-    assert.equal(await t.page.locator(".chart canvas").count() >= 4, true, "four uPlot charts");
+    await t.page.locator(".charts").waitFor({ state: "attached" });
+    /** The model's requests in the page's table (summed over its days). */
+    const shown = async () => {
+      let n = 0;
+      for (const cells of await t.page.getByRole("row").filter({ hasText: model }).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent ?? "")))) n += Number(cells[2]);
+      return n;
+    };
+    const before = await shown();
+    const { key } = await p.newKey({ project: PROJECT });
+    for (let i = 0; i < 3; i++) {
+      const r = await fetch(`${p.clientUrl}/v1/chat/completions`, {
+        method: "POST",
+        headers: { authorization: `Bearer ${key}`, "content-type": "application/json" },
+        body: JSON.stringify({ model, messages: [{ role: "user", content: "hello" }], max_tokens: 4 }),
+      });
+      assert.equal(r.status, 200, await r.text());
+    }
+    // The usage worker writes the ledger in batches, and the page reloads it every 10 s.
+    await t.page.waitForFunction(
+      ({ model, want }) => {
+        let n = 0;
+        for (const r of document.querySelectorAll("tbody tr")) if (r.textContent?.includes(model)) n += Number(r.querySelectorAll("td")[2]?.textContent ?? 0);
+        return n >= want;
+      },
+      { model, want: before + 3 },
+      { timeout: 90_000 },
+    );
+    assert.ok((await t.page.locator(".chart canvas").count()) >= 4, "four uPlot charts");
     assert.equal(await t.page.locator('.chart[data-series="0"]').count(), 0);
     const [download] = await Promise.all([t.page.waitForEvent("download"), t.page.getByRole("button", { name: "Download CSV" }).click()]);
     const csv = fs.readFileSync((await download.path())!, "utf8");

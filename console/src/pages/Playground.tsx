@@ -111,7 +111,9 @@ export function Playground() {
         <label htmlFor="pg-model">{t.playground.model}</label>
         <select id="pg-model" value={model} onChange={(e) => setModel(e.target.value)} disabled={!models?.length}>
           {(models ?? []).map((m) => (
-            <option key={m}>{m}</option>
+            <option key={m} value={m}>
+              {m}
+            </option>
           ))}
         </select>
         <label htmlFor="pg-prompt">{t.playground.prompt}</label>
