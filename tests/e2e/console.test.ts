@@ -21,6 +21,7 @@ describe("web console", () => {
   let admin: ConsolePerson;
   let viewer: ConsolePerson;
   let member: ConsolePerson;
+  let orgAdmin: ConsolePerson;
   const model = uniqueModel("console");
   const tabs: ConsoleTab[] = [];
 
@@ -39,13 +40,19 @@ describe("web console", () => {
 
   before(async () => {
     p = await startPlatform();
-    await p.serve(model);
+    // 20 tokens a second: a streamed answer reaches the page in pieces a browser renders one by one.
+    await p.serve(model, { args: ["--tokens-per-second=20"] });
     await p.newKey({ project: PROJECT });
     const db = p.env.DATABASE_URL!;
     const redis = process.env.REDIS_URL ?? "redis://127.0.0.1:6379/1";
     admin = await makePerson(db, redis, "Ada Admin", [{ role: "platform-admin", scope: "platform" }]);
     viewer = await makePerson(db, redis, "Vic Viewer", [{ role: "viewer", scope: "platform" }]);
     member = await makePerson(db, redis, "Mia Member", [{ role: "member", scope: "project", scopeId: await idOf(db, "projects", PROJECT) }]);
+    // Another org with a project of its own, which the default org's admin must not see.
+    await p.admin("POST", "/orgs", { name: "elsewhere" });
+    await p.admin("POST", "/teams", { org: "elsewhere", name: "ops" });
+    await p.admin("POST", "/projects", { name: "elsewhere-secret", team: "elsewhere/ops" });
+    orgAdmin = await makePerson(db, redis, "Olu Orgadmin", [{ role: "org-admin", scope: "org", scopeId: await idOf(db, "orgs", "default") }]);
     browser = await launchBrowser();
   });
 
@@ -243,5 +250,15 @@ describe("web console", () => {
     await checkPage(t, "viewer-models");
     await t.page.goto(`${p.clientUrl}/console/nodes`);
     await t.page.getByRole("alert").filter({ hasText: "Your role does not allow this" }).waitFor();
+  });
+
+  it("org-admin: the Tenancy page lists their org's projects only, with its forms", async () => {
+    const t = await tab(orgAdmin);
+    await t.page.goto(`${p.clientUrl}/console/tenancy`);
+    await t.page.getByRole("row").filter({ hasText: PROJECT }).first().waitFor();
+    assert.equal(await t.page.getByText("elsewhere-secret").count(), 0, "another org's project is not shown");
+    await t.page.getByRole("form", { name: "New key" }).waitFor();
+    assert.equal(await t.page.getByRole("navigation").getByRole("link", { name: "Nodes" }).count(), 0);
+    await checkPage(t, "org-admin-tenancy");
   });
 });

@@ -19,7 +19,9 @@ export const en = {
   models: {
     title: "Models", serve: "Serve", scale: "Scale", stop: "Stop", replicas: "Replicas", version: "Version (optional)", engine: "Engine (optional)",
     replicasInvalid: "Replicas must be a whole number from 0 to 1000", versionInvalid: "A version is 1–64 letters, digits, dots, dashes or underscores",
-    started: "Operation started", watch: "Open in the Temporal Web UI", progress: "Progress", noReplicas: "No replica",
+    started: "Operation started", upgrade: "Upgrade", canary: "Canary", toVersion: "To version", wave: "Wave size", weight: "Traffic share (%)", for: "Judge for (e.g. 5m)",
+    weightInvalid: "The share is a number above 0 and below 100", durationInvalid: "A duration is a number with ms, s, m or h (e.g. 90s, 5m)", waveInvalid: "A wave is a whole number from 1 to 1000",
+    versionRequired: "Name the version", rollout: "Upgrade or canary", pause: "Pause", resume: "Resume", abort: "Abort", promote: "Promote", watch: "Open in the Temporal Web UI", progress: "Progress", noReplicas: "No replica",
   },
   nodes: { title: "Nodes", cordon: "Cordon", uncordon: "Uncordon", drain: "Drain", confirmDrain: "Drain node {id}? Its replicas move elsewhere.", memory: "memory" },
   usage: {

@@ -21,7 +21,9 @@ export const tr: Messages = {
   models: {
     title: "Modeller", serve: "Sun", scale: "Ölçekle", stop: "Durdur", replicas: "Kopyalar", version: "Sürüm (isteğe bağlı)", engine: "Motor (isteğe bağlı)",
     replicasInvalid: "Kopya sayısı 0 ile 1000 arasında bir tam sayı olmalı", versionInvalid: "Sürüm 1–64 harf, rakam, nokta, tire veya alt çizgidir",
-    started: "İşlem başladı", watch: "Temporal Web arayüzünde aç", progress: "İlerleme", noReplicas: "Kopya yok",
+    started: "İşlem başladı", upgrade: "Yükselt", canary: "Kanarya", toVersion: "Hedef sürüm", wave: "Dalga boyutu", weight: "Trafik payı (%)", for: "Değerlendirme süresi (ör. 5m)",
+    weightInvalid: "Pay 0'dan büyük, 100'den küçük bir sayıdır", durationInvalid: "Süre ms, s, m veya h ile bir sayıdır (ör. 90s, 5m)", waveInvalid: "Dalga 1 ile 1000 arasında bir tam sayıdır",
+    versionRequired: "Sürümü belirtin", rollout: "Yükseltme veya kanarya", pause: "Duraklat", resume: "Sürdür", abort: "İptal et", promote: "Terfi ettir", watch: "Temporal Web arayüzünde aç", progress: "İlerleme", noReplicas: "Kopya yok",
   },
   nodes: { title: "Düğümler", cordon: "Kapat", uncordon: "Aç", drain: "Boşalt", confirmDrain: "{id} düğümü boşaltılsın mı? Kopyaları başka yere taşınır.", memory: "bellek" },
   usage: {

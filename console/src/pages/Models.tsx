@@ -7,6 +7,7 @@ import { ErrorBox, Section, Table } from "../parts/common.tsx";
 import { modelsWithDetail, type ModelDetail, type ModelRow } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
 import { OperationRow } from "../parts/OperationRow.tsx";
+import { RolloutForm } from "../parts/RolloutForm.tsx";
 import { remember, useStarted } from "../parts/operations.ts";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
@@ -65,6 +66,7 @@ function ModelCard({ row, detail, write, onChange }: { row: ModelRow; detail: Mo
         rows={row.replicas.map((r) => [r.node, r.version, r.state])}
       />
       {write ? <ModelForms name={row.name} serving={!!desired && desired.replicas > 0} onChange={onChange} /> : null}
+      {write && desired && desired.replicas > 0 ? <RolloutForm name={row.name} versions={row.versions.map((v) => v.version)} onChange={onChange} /> : null}
     </section>
   );
 }
