@@ -46,6 +46,8 @@ export function Playground() {
   const [models, setModels] = useState<string[]>();
   const [model, setModel] = useState("");
   const [answer, setAnswer] = useState("");
+  /** How many stream events the answer came in (shown to tests and tools as data-pieces). */
+  const [pieces, setPieces] = useState(0);
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<unknown>();
   const abort = useRef<AbortController | null>(null);
@@ -73,6 +75,7 @@ export function Playground() {
     e.preventDefault();
     const prompt = String(new FormData(e.currentTarget).get("prompt") ?? "");
     setAnswer("");
+    setPieces(0);
     setError(undefined);
     setBusy(true);
     abort.current = new AbortController();
@@ -82,7 +85,10 @@ export function Playground() {
         body: JSON.stringify({ model, stream: true, messages: [{ role: "user", content: prompt }] }),
         signal: abort.current.signal,
       });
-      for await (const text of deltas(res)) setAnswer((a) => a + text);
+      for await (const text of deltas(res)) {
+        setAnswer((a) => a + text);
+        setPieces((n) => n + 1);
+      }
     } catch (err) {
       if (!(err instanceof DOMException && err.name === "AbortError")) setError(err);
     } finally {
@@ -128,7 +134,7 @@ export function Playground() {
       <ErrorBox error={error} />
       <section aria-labelledby="pg-answer">
         <h2 id="pg-answer">{t.playground.answer}</h2>
-        <output className="answer" aria-live="polite" data-busy={busy}>
+        <output className="answer" aria-live="polite" data-busy={busy} data-pieces={pieces}>
           {answer}
         </output>
       </section>

@@ -25,16 +25,24 @@ interface Limit {
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 const measureOf = (r: Row, m: Measure) => (m === "tokens" ? r.promptTokens + r.completionTokens : m === "gpuSeconds" ? (r.gpuSeconds ?? 0) : r[m]);
 
-/** Rows of (day, group) → x values (unix seconds of each day) and one series per group. */
-function toSeries(rows: Row[], dim: Dimension, measure: Measure): { days: number[]; series: Series[] } {
-  const dayList = [...new Set(rows.map((r) => r.day))].sort();
+/** Every day from `from` up to, not including, `to` (YYYY-MM-DD, UTC); at most ~3 years of them. */
+function daysBetween(from: string, to: string): string[] {
+  const out: string[] = [];
+  for (let d = Date.parse(`${from}T00:00:00Z`), end = Date.parse(`${to}T00:00:00Z`); d < end && out.length < 1100; d += 86_400_000) out.push(isoDay(new Date(d)));
+  return out;
+}
+
+/** Rows of (day, group) → x values (unix seconds of each day of the range) and one series per group, 0 on days without use. */
+function toSeries(rows: Row[], dim: Dimension, measure: Measure, dayList: string[]): { days: number[]; series: Series[] } {
   const index = new Map(dayList.map((d, i) => [d, i]));
   const groups = new Map<string, (number | null)[]>();
   for (const r of rows) {
+    const i = index.get(r.day);
+    if (i === undefined) continue;
     const g = r[dim] ?? "—";
     let values = groups.get(g);
     if (!values) groups.set(g, (values = dayList.map(() => 0)));
-    values[index.get(r.day)!] = measureOf(r, measure);
+    values[i] = measureOf(r, measure);
   }
   return { days: dayList.map((d) => Date.parse(`${d}T00:00:00Z`) / 1000), series: [...groups].map(([label, values]) => ({ label, values })) };
 }
@@ -51,7 +59,11 @@ export function Usage() {
   const spent = useLoad(() => api.get<{ data: { project: string; cost: number; gpuSeconds?: number }[] }>(`/usage?by=project&from=${month}`).then((b) => b.data));
   const [csvError, setCsvError] = useState<unknown>();
   const rows = usage.data;
-  const charts = useMemo(() => (rows ? (["requests", "tokens", "cost", "gpuSeconds"] as Measure[]).map((m) => ({ m, ...toSeries(rows, dim, m) })) : []), [rows, dim]);
+  const charts = useMemo(() => {
+    if (!rows) return [];
+    const dayList = daysBetween(from, to);
+    return (["requests", "tokens", "cost", "gpuSeconds"] as Measure[]).map((m) => ({ m, ...toSeries(rows, dim, m, dayList) }));
+  }, [rows, dim, from, to]);
   const names: Record<Measure, string> = { requests: t.usage.requests, tokens: t.usage.tokens, cost: t.usage.cost, gpuSeconds: t.usage.gpuSeconds };
 
   const download = () =>
