@@ -46,7 +46,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   keys create --mine --project P … | list --mine | revoke --mine ID     (your own keys: needs ctl login or LLMGW_SESSION)
   people list | show ID | create --name N [--email E] | disable ID | enable ID | delete ID
   memberships list PERSON | add PERSON --role R --scope platform|org|team|project [--name N] | remove PERSON MEMBERSHIP
-  group-mappings list | show ID | create --group G [--provider P] --role R --scope S [--name N] | delete ID
+  group-mappings list | show ID | create --group G [--provider P] --role R --scope S [--name N] | set ID (as create) | delete ID
   keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] | limits clear ID
   limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]

@@ -80,13 +80,18 @@ export async function groupMappingsCommand(argv: string[]): Promise<void> {
     const m = await admin.get<Grant>(`/group-mappings/${enc(id)}`);
     return values.json ? printJson(m) : void process.stdout.write(`${m.provider ?? "(any provider)"} group ${m.group} → ${m.role} at ${where(m)}\n`);
   }
+  const rule = { group: values.group, provider: values.provider, role: values.role, scope: values.scope, name: values.name };
+  if (cmd === "set" && id) {
+    const m = await admin.request<Grant>("PUT", `/group-mappings/${enc(id)}`, rule);
+    return values.json ? printJson(m) : void process.stdout.write(`mapping ${m.id}: group ${m.group} → ${m.role} at ${where(m)}\n`);
+  }
   if (cmd === "create") {
-    const m = await admin.post<Grant>("/group-mappings", { group: values.group, provider: values.provider, role: values.role, scope: values.scope, name: values.name });
+    const m = await admin.post<Grant>("/group-mappings", rule);
     return values.json ? printJson(m) : void process.stdout.write(`group ${m.group} → ${m.role} at ${where(m)}: mapping ${m.id}\n`);
   }
   if (cmd === "delete" && id) {
     const r = await admin.request("DELETE", `/group-mappings/${enc(id)}`);
     return values.json ? printJson(r) : void process.stdout.write(`group mapping ${id} deleted\n`);
   }
-  throw new CtlError(`usage: llmgw ctl group-mappings list | show ID | create --group G [--provider P] ${GRANT_USAGE} | delete ID [--json]`);
+  throw new CtlError(`usage: llmgw ctl group-mappings list | show ID | create --group G [--provider P] ${GRANT_USAGE} | set ID (as create) | delete ID [--json]`);
 }

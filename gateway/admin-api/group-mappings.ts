@@ -1,5 +1,5 @@
 // The rules turning a directory's groups into memberships (gateway/people/group-memberships.ts
-// applies them at sign-in and on SCIM changes). platform-admin's: list, show, create, delete.
+// applies them at sign-in and on SCIM changes). platform-admin's: list, show, create, replace, delete.
 import { randomUUID } from "node:crypto";
 import { Router } from "express";
 import { z } from "zod";
@@ -31,17 +31,30 @@ export function groupMappingRoutes(db: PrismaClient): Router {
     res.json(grantView(m, await scopeNames(db, [m])));
   });
 
-  r.post("/group-mappings", async (req, res) => {
-    const body = check(groupMappingBody, req.body);
+  /** The rule a body describes, refused when another rule says the same. */
+  async function ruleOf(raw: unknown, self: string | null) {
+    const body = check(groupMappingBody, raw);
     const scopeId = await scopeIdOf(db, body.scope, body.name);
     const provider = body.provider ?? null;
     // The unique index cannot see two NULL providers as equal: looked for first.
-    const exists = await db.groupMapping.findFirst({ where: { provider, group: body.group, scope: body.scope, scopeId, role: body.role } });
+    const exists = await db.groupMapping.findFirst({ where: { provider, group: body.group, scope: body.scope, scopeId, role: body.role, ...(self ? { id: { not: self } } : {}) } });
     if (exists) throw new AdminError(409, `that mapping exists: ${exists.id}`, "group");
-    const m = await db.groupMapping.create({ data: { id: randomUUID(), provider, group: body.group, scope: body.scope, scopeId, role: body.role } });
+    return { provider, group: body.group, scope: body.scope, scopeId, role: body.role };
+  }
+
+  r.post("/group-mappings", async (req, res) => {
+    const m = await db.groupMapping.create({ data: { id: randomUUID(), ...(await ruleOf(req.body, null)) } });
     const view = grantView(m, await scopeNames(db, [m]));
     await audit(db, { action: "group-mapping.create", target: `group-mapping/${m.id}`, after: view });
     res.status(201).json(view);
+  });
+
+  r.put("/group-mappings/:id", async (req, res) => {
+    const before = await mappingById(db, req.params);
+    const m = await db.groupMapping.update({ where: { id: before.id }, data: await ruleOf(req.body, before.id) });
+    const names = await scopeNames(db, [before, m]);
+    await audit(db, { action: "group-mapping.replace", target: `group-mapping/${m.id}`, before: grantView(before, names), after: grantView(m, names) });
+    res.json(grantView(m, names));
   });
 
   r.delete("/group-mappings/:id", async (req, res) => {

@@ -41,5 +41,6 @@ export const peopleOperations: Operation[] = [
   { method: "get", path: `${V1}/group-mappings`, summary: "Rules turning directory groups into memberships", tag: "people", responses: ok("The rules", list(mapping)) },
   { method: "get", path: `${V1}/group-mappings/:id`, summary: "One rule", tag: "people", params: groupMappingId, responses: ok("The rule", mapping) },
   { method: "post", path: `${V1}/group-mappings`, summary: "Add a rule: people in GROUP (from PROVIDER, or any) get ROLE at a scope", tag: "people", request: groupMappingBody, responses: created("Added", mapping, "The rule exists") },
+  { method: "put", path: `${V1}/group-mappings/:id`, summary: "Replace a rule", tag: "people", params: groupMappingId, request: groupMappingBody, responses: { ...ok("The rule now", mapping), "409": { description: "Another rule says the same", schema: adminError } } },
   { method: "delete", path: `${V1}/group-mappings/:id`, summary: "Remove a rule (memberships it gave change at the person's next sign-in or SCIM change)", tag: "people", params: groupMappingId, responses: ok("Removed", deleted) },
 ];

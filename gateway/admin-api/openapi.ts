@@ -128,8 +128,12 @@ export function adminOpenApi(): Record<string, unknown> {
     title: "llmgw admin API",
     version: "1",
     description:
-      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token. Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
-    security: { adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" } },
+      "Catalog, serving and its operations, nodes, tenancy, limits, usage, audit, Slurm, training, the router's explain, notifications and guardrails. On its own port (loopback by default); every /api/v1 route, this document included, needs the admin token or a person's session, and each is open to the roles docs/people.md lists (else 403). Errors are `{error: {message, field}}`; operations that start workflows answer 202 with the workflow to watch.",
+    security: {
+      adminToken: { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN: the break-glass platform-admin, on the admin port only" },
+      session: { type: "http", scheme: "bearer", description: "a person's session, llmgw-sess-… (ctl login); what it may call is the person's roles (docs/people.md)" },
+      sessionCookie: { type: "apiKey", in: "cookie", name: "llmgw_session", description: "the console's session cookie; POST, PUT, PATCH and DELETE also need x-csrf-token" },
+    },
     named: {
       ModelEntry: modelEntry,
       ComfyWorkflowEntry: comfyWorkflowEntry,

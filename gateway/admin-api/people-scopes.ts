@@ -1,6 +1,7 @@
 // Memberships and group mappings name their scope the way people know it (an org or project by
 // name, a team as ORG/TEAM); the store keeps the id. Both bodies are checked here the same way:
-// the role must be one that scope can hold (gateway/admin-api/roles.ts's ROLE_SCOPES).
+// the role must be one that scope can hold (gateway/admin-api/roles.ts's ROLE_SCOPES). One variant
+// per scope, so the OpenAPI document says exactly what is accepted (a platform grant names nothing).
 import { z } from "zod";
 import type { PrismaClient } from "../../common/db.ts";
 import { AdminError } from "./errors.ts";
@@ -8,24 +9,34 @@ import { ROLE_SCOPES, ROLES } from "./roles.ts";
 
 export const SCOPES = ["platform", "org", "team", "project"] as const;
 
-const grantShape = {
-  scope: z.enum(SCOPES),
-  name: z.string().min(1).max(200).optional().describe("the org, ORG/TEAM or project; left out for platform"),
-  role: z.enum(ROLES),
-};
+const rolesAt = (scope: string) => ROLES.filter((r) => ROLE_SCOPES[r].includes(scope)) as [(typeof ROLES)[number], ...(typeof ROLES)[number][]];
+const NAMES = { org: "the org", team: "the team, as ORG/TEAM", project: "the project" } as const;
 
-/** Refines a body holding scope, name and role: a name for every scope but platform, a role the scope may hold. */
-const grantRules = (b: { scope: string; name?: string | undefined; role: (typeof ROLES)[number] }, ctx: z.RefinementCtx) => {
-  if (b.scope === "platform" && b.name !== undefined) ctx.addIssue({ code: "custom", path: ["name"], message: "a platform membership names nothing: leave name out" });
-  if (b.scope !== "platform" && b.name === undefined) ctx.addIssue({ code: "custom", path: ["name"], message: `name the ${b.scope}${b.scope === "team" ? " as ORG/TEAM" : ""}` });
-  if (!ROLE_SCOPES[b.role].includes(b.scope)) ctx.addIssue({ code: "custom", path: ["role"], message: `${b.role} is held at ${ROLE_SCOPES[b.role].join(" or ")} scope, not ${b.scope}` });
-};
+/** One strict object per scope: its name (none for platform) and the roles it can hold. */
+function grantVariants<T extends z.ZodRawShape>(extra: T) {
+  return SCOPES.map((scope) =>
+    z.strictObject(
+      {
+        ...extra,
+        scope: z.literal(scope),
+        ...(scope === "platform" ? {} : { name: z.string({ error: `name ${NAMES[scope]}` }).min(1).max(200).describe(NAMES[scope]) }),
+        role: z.enum(rolesAt(scope), { error: `at ${scope} scope the role is one of ${rolesAt(scope).join(", ")}` }),
+      },
+      { error: (iss) => (iss.code === "unrecognized_keys" ? `unknown field${iss.keys.length > 1 ? "s" : ""} ${iss.keys.join(", ")}${scope === "platform" && iss.keys.includes("name") ? " (a platform grant names nothing)" : ""}` : undefined) },
+    ),
+  );
+}
 
-export const membershipBody = z.object(grantShape).strict().superRefine(grantRules);
-export const groupMappingBody = z
-  .object({ provider: z.string().min(1).max(100).nullable().optional().describe("the identity provider whose groups it maps (oidc:NAME, ldap, scim); null or left out: every one"), group: z.string().min(1).max(256), ...grantShape })
-  .strict()
-  .superRefine(grantRules);
+const scopeError = { error: `one of ${SCOPES.join(", ")}` };
+export const membershipBody = z.discriminatedUnion("scope", grantVariants({}) as never as [z.ZodObject, ...z.ZodObject[]], scopeError) as unknown as z.ZodType<{ scope: (typeof SCOPES)[number]; name?: string; role: (typeof ROLES)[number] }>;
+export const groupMappingBody = z.discriminatedUnion(
+  "scope",
+  grantVariants({
+    provider: z.string().min(1).max(100).nullable().optional().describe("the identity provider whose groups it maps (oidc:NAME, ldap, scim); null or left out: every one"),
+    group: z.string().min(1).max(256),
+  }) as never as [z.ZodObject, ...z.ZodObject[]],
+  scopeError,
+) as unknown as z.ZodType<{ scope: (typeof SCOPES)[number]; name?: string; role: (typeof ROLES)[number]; provider?: string | null; group: string }>;
 
 /** The id a scope's name stands for; a 404 names what was not found. */
 export async function scopeIdOf(db: PrismaClient, scope: string, name: string | undefined): Promise<string | null> {

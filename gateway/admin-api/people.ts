@@ -14,7 +14,7 @@ import { grantView, membershipBody, scopeIdOf, scopeNames } from "./people-scope
 
 export const personBody = z
   .object({
-    name: z.string().trim().min(1).max(200),
+    name: z.string().min(1).max(200).regex(/\S/, "a name needs more than spaces"),
     email: z.email().max(320).transform((e) => e.toLowerCase()).optional(),
   })
   .strict();
@@ -51,7 +51,7 @@ export function peopleRoutes(db: PrismaClient, redis: Redis): Router {
   r.post("/people", async (req, res) => {
     const body = check(personBody, req.body);
     try {
-      const p = await db.person.create({ data: { id: randomUUID(), name: body.name, email: body.email ?? null } });
+      const p = await db.person.create({ data: { id: randomUUID(), name: body.name.trim(), email: body.email ?? null } });
       await audit(db, { action: "person.create", target: `person/${p.id}`, after: personView(p) });
       res.status(201).json(personView(p));
     } catch (err) {

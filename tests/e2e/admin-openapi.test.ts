@@ -50,8 +50,9 @@ describe("the admin API's OpenAPI document", () => {
   it("is OpenAPI 3.1: every operation answers something, every $ref resolves, every path parameter is declared", () => {
     assert.match(doc.openapi, /^3\.1\.\d+$/);
     assert.ok(doc.info.title && doc.info.version);
-    assert.deepEqual(doc.security, [{ adminToken: [] }]);
-    assert.deepEqual(doc.components.securitySchemes.adminToken, { type: "http", scheme: "bearer", description: "LLMGW_ADMIN_TOKEN" });
+    assert.deepEqual(doc.security, [{ adminToken: [] }, { session: [] }, { sessionCookie: [] }], "the admin token or a person's session");
+    assert.deepEqual(Object.keys(doc.components.securitySchemes), ["adminToken", "session", "sessionCookie"]);
+    assert.deepEqual(doc.components.securitySchemes.sessionCookie, { type: "apiKey", in: "cookie", name: "llmgw_session", description: "the console's session cookie; POST, PUT, PATCH and DELETE also need x-csrf-token" });
     const ids = new Set<string>();
     for (const [path, ops] of Object.entries(doc.paths)) {
       assert.match(path, /^\/[A-Za-z0-9_./{}-]*$/, `${path}: no Express syntax left`);

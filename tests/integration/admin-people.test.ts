@@ -106,7 +106,7 @@ describe("people, memberships, group mappings and people's own keys", () => {
       ["POST", "/people", { name: "X", admin: true }, 400, null],
       ["POST", "/people", "{not json", 400, null],
       ["POST", `/people/${target}/memberships`, { scope: "project", name: orgs.a.project.name, role: "god" }, 400, "role"],
-      ["POST", `/people/${target}/memberships`, { scope: "platform", name: "x", role: "viewer" }, 400, "name"],
+      ["POST", `/people/${target}/memberships`, { scope: "platform", name: "x", role: "viewer" }, 400, null],
       ["POST", `/people/${target}/memberships`, { scope: "project", name: orgs.a.project.name, role: "org-admin" }, 400, "role"],
       ["POST", `/people/${target}/memberships`, { scope: "platform", role: "member" }, 400, "role"],
       ["POST", `/people/${target}/memberships`, { scope: "org", role: "org-admin" }, 400, "name"],
@@ -174,5 +174,34 @@ describe("people, memberships, group mappings and people's own keys", () => {
     } finally {
       sub.disconnect();
     }
+  });
+
+  it("ctl people, memberships and group-mappings, with --json as the API answers", async () => {
+    const env = { LLMGW_ADMIN_TOKEN: ADMIN_TOKEN, LLMGW_ADMIN_URL: s.base };
+    const run = async (args: string[]) => {
+      const r = await ctl([...args, "--json"], env);
+      assert.equal(r.code, 0, `ctl ${args.join(" ")}: ${r.stderr}`);
+      return JSON.parse(r.stdout) as Record<string, unknown>;
+    };
+    const p = await run(["people", "create", "--name", "Linus", "--email", `linus-${orgs.a.org.name}@example.test`]);
+    const m = await run(["memberships", "add", String(p.id), "--role", "viewer", "--scope", "team", "--name", orgs.a.teamPath]);
+    assert.deepEqual([m.role, m.scope, m.name], ["viewer", "team", orgs.a.teamPath]);
+    assert.deepEqual(((await run(["memberships", "list", String(p.id)])) as unknown as { id: string }[]).map((x) => x.id), [m.id]);
+    const gm = await run(["group-mappings", "create", "--group", "readers", "--role", "viewer", "--scope", "platform"]);
+    assert.equal(gm.provider, null, "no provider: the rule applies to every one");
+    const changed = await run(["group-mappings", "set", String(gm.id), "--group", "readers", "--provider", "ldap", "--role", "member", "--scope", "project", "--name", orgs.a.project.name]);
+    assert.deepEqual([changed.provider, changed.role, changed.name], ["ldap", "member", orgs.a.project.name]);
+    assert.ok(((await run(["group-mappings", "list"])) as unknown as { id: string }[]).some((x) => x.id === gm.id));
+    assert.equal((await run(["people", "disable", String(p.id)])).disabled, true);
+    assert.ok(((await run(["people", "list"])) as unknown as { id: string; disabled: boolean }[]).some((x) => x.id === p.id && x.disabled));
+    const bad = await ctl(["memberships", "add", String(p.id), "--role", "operator", "--scope", "org", "--name", orgs.a.org.name], env);
+    assert.equal(bad.code, 1);
+    assert.match(bad.stderr, /at org scope the role is one of org-admin, member, viewer/);
+    // A person's own session is no platform-admin: ctl says what the API said.
+    const viewer = await s.person("ctl-viewer", [{ scope: "platform", role: "viewer" }]);
+    const refused = await ctl(["people", "list"], { LLMGW_ADMIN_TOKEN: viewer.token, LLMGW_ADMIN_URL: s.base });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /GET \/api\/v1\/people needs platform-admin; your roles \(viewer\) may not/);
+    assert.equal((await run(["people", "delete", String(p.id)])).deleted, true);
   });
 });
