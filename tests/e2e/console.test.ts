@@ -40,6 +40,8 @@ describe("web console", () => {
 
   before(async () => {
     p = await startPlatform();
+    // Two versions of the model, for the canary.
+    await p.admin("POST", "/models", { name: model, versions: [{ version: "v1", engine: "sim" }, { version: "v2", engine: "sim" }] });
     // 20 tokens a second: a streamed answer reaches the page in pieces a browser renders one by one.
     await p.serve(model, { args: ["--tokens-per-second=20"] });
     await p.newKey({ project: PROJECT });
@@ -231,6 +233,30 @@ describe("web console", () => {
     assert.match(csv.split("\n")[0]!, /^day,model,requests,/);
     assert.ok(csv.includes(model), csv);
     await checkPage(t, "usage");
+  });
+
+  it("platform-admin: a canary is started from the Models page and promoted from its operation's row", LONG, async () => {
+    const t = await tab(admin);
+    await t.page.goto(`${p.clientUrl}/console/models`);
+    const card = t.page.locator(`[data-model="${model}"]`);
+    const served = ((await p.admin("GET", `/models/${model}`)) as { state: { desired: { version: string } } }).state.desired.version;
+    const target = served === "v1" ? "v2" : "v1";
+    const form = card.getByRole("form", { name: `Upgrade or canary ${model}` });
+    await form.getByLabel("To version").fill(target);
+    await form.getByLabel("Traffic share (%)").fill("150");
+    await form.getByRole("button", { name: "Canary" }).click();
+    await form.getByRole("alert").filter({ hasText: "above 0 and below 100" }).waitFor();
+    await form.getByLabel("Traffic share (%)").fill("50");
+    await form.getByLabel("Judge for (e.g. 5m)").fill("10m");
+    await form.getByRole("button", { name: "Canary" }).click();
+    const op = t.page.locator(".operation").filter({ hasText: `/canary/` }).first();
+    // Promoted once its share of the traffic is set (the canary is judging windows then).
+    await op.locator("pre").filter({ hasText: "% of requests to" }).waitFor({ state: "attached", timeout: 60_000 });
+    await op.getByRole("button", { name: "Promote" }).click();
+    await op.locator('[data-status="COMPLETED"]').waitFor({ timeout: 100_000 });
+    assert.equal(await op.getByRole("button", { name: "Promote" }).count(), 0, "no steering once it ended");
+    await card.getByText(`Version: ${target}`).waitFor({ timeout: 15_000 });
+    await checkPage(t, "canary");
   });
 
   it("viewer: sees the models without any form; the nodes and tenancy pages are neither listed nor open", async () => {
