@@ -218,15 +218,21 @@ describe("web console", () => {
       assert.equal(r.status, 200, await r.text());
     }
     // The usage worker writes the ledger in batches, and the page reloads it every 10 s.
-    await t.page.waitForFunction(
-      ({ model, want }) => {
-        let n = 0;
-        for (const r of document.querySelectorAll("tbody tr")) if (r.textContent?.includes(model)) n += Number(r.querySelectorAll("td")[2]?.textContent ?? 0);
-        return n >= want;
-      },
-      { model, want: before + 3 },
-      { timeout: 200_000 },
-    );
+    await t.page
+      .waitForFunction(
+        ({ model, want }) => {
+          let n = 0;
+          for (const r of document.querySelectorAll("tbody tr")) if (r.textContent?.includes(model)) n += Number(r.querySelectorAll("td")[2]?.textContent ?? 0);
+          return n >= want;
+        },
+        { model, want: before + 3 },
+        { timeout: 200_000 },
+      )
+      .catch(async (err: unknown) => {
+        // What the page shows beside what the API answers, to tell a page fault from a ledger one.
+        const ledger = await p.admin("GET", "/usage?by=day,model").catch((e: unknown) => String(e));
+        throw new Error(`${String(err)}; before ${before}; page: ${await t.page.locator("main").innerText()}; api: ${JSON.stringify(ledger)}; console: ${t.errors.join(" | ")}`);
+      });
     assert.ok((await t.page.locator(".chart canvas").count()) >= 4, "four uPlot charts");
     assert.equal(await t.page.locator('.chart[data-series="0"]').count(), 0);
     const [download] = await Promise.all([t.page.waitForEvent("download"), t.page.getByRole("button", { name: "Download CSV" }).click()]);
