@@ -204,7 +204,8 @@ describe("web console", () => {
     /** The model's requests in the page's table (summed over its days). */
     const shown = async () => {
       let n = 0;
-      for (const cells of await t.page.getByRole("row").filter({ hasText: model }).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent ?? "")))) n += Number(cells[2]);
+      // The page's own tables have captions; uPlot's legends (also tables, naming the model) do not.
+      for (const cells of await t.page.locator("table:has(caption) tbody tr").filter({ hasText: model }).evaluateAll((rows) => rows.map((r) => [...r.querySelectorAll("td")].map((c) => c.textContent ?? "")))) n += Number(cells[2]);
       return n;
     };
     const before = await shown();
@@ -222,7 +223,7 @@ describe("web console", () => {
       .waitForFunction(
         ({ model, want }) => {
           let n = 0;
-          for (const r of document.querySelectorAll("tbody tr")) if (r.textContent?.includes(model)) n += Number(r.querySelectorAll("td")[2]?.textContent ?? 0);
+          for (const r of document.querySelectorAll("table:has(caption) tbody tr")) if (r.textContent?.includes(model)) n += Number(r.querySelectorAll("td")[2]?.textContent ?? 0);
           return n >= want;
         },
         { model, want: before + 3 },
