@@ -1,6 +1,7 @@
 # One image for every llmgw process: `docker run IMAGE gateway|worker|agent|...`.
 # The build stage installs dependencies, generates the Prisma client and the gRPC types, and
-# compiles the TypeScript into dist/ (scripts/build.sh), which bin/llmgw.js runs.
+# compiles the TypeScript into dist/ (scripts/build.sh), which bin/llmgw.js runs, and the web
+# console into dist/console.
 ARG NODE_IMAGE=node:20-bookworm-slim
 
 FROM ${NODE_IMAGE} AS build
@@ -25,6 +26,8 @@ COPY agent/ agent/
 COPY ctl/ ctl/
 COPY doctor/ doctor/
 COPY launcher/ launcher/
+# The web console's sources: scripts/build.sh builds them into dist/console with Vite.
+COPY console/ console/
 RUN rm -rf common/generated \
  && bash scripts/gen.sh \
  && bash scripts/build.sh \

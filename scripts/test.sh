@@ -59,6 +59,8 @@ checks_rc=$build_rc
 if [ "${LLMGW_SKIP_CHECKS:-0}" != 1 ] && { [ ${#files[@]} -eq 0 ] || [ "${LLMGW_CHECKS:-0}" = 1 ]; }; then
   section "tsc --noEmit"
   npx tsc --noEmit || checks_rc=$?
+  # The web console has its own config (the DOM's types, JSX, bundler resolution).
+  npx tsc -p console/tsconfig.json || checks_rc=$?
   # npm run lint: eslint, then dependency-cruiser (no cycles, gateway imports one way: .dependency-cruiser.cjs).
   section "npm run lint"
   npm run --silent lint || { rc=$?; [ "$checks_rc" != 0 ] || checks_rc=$rc; }

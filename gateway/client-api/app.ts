@@ -18,6 +18,7 @@ import { modelRoutes } from "./models.ts";
 import { methodGuard } from "../http/method-guard.ts";
 import { clientOperations, serveClientOpenApi } from "./openapi.ts";
 import { swaggerUi } from "./swagger-ui.ts";
+import { consoleStatic } from "../http/console-static.ts";
 import { meshRoutes } from "./jobs-3d.ts";
 import { workflowRunRoutes } from "./workflow-runs.ts";
 import { scimRoutes } from "../scim/routes.ts";
@@ -46,6 +47,8 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   // The API's description needs no key: Swagger UI and code generators read it first.
   app.get("/v1/openapi.json", serveClientOpenApi);
   app.use("/docs/api", swaggerUi("/v1/openapi.json"));
+  // The web console (static files; everything it shows comes from /api/v1 and /v1).
+  app.use("/console", consoleStatic());
   app.use("/v1", jsonBody(deps.bodyLimitBytes));
   app.use("/v1", (req: Authed, _res, next) => {
     authenticate(deps.keys, req.headers).then((info) => {

@@ -13,8 +13,8 @@ import * as out from "./openapi-responses.ts";
 import { inputItemsQuery, responsesRequest } from "./responses/schemas.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest } from "./schemas.ts";
 
-/** Served beside the API but not part of it: the Swagger UI page and its assets. */
-export const NOT_DESCRIBED = ["/docs/api"];
+/** Served beside the API but not part of it: the Swagger UI page and its assets, the web console's files. */
+export const NOT_DESCRIBED = ["/docs/api", "/console"];
 
 const ok = (description: string, schema?: z.ZodType) => ({ "200": { description, ...(schema ? { schema } : {}) } });
 const streamed = (description: string, schema: z.ZodType) => ({

@@ -1,0 +1,74 @@
+// Operations started from this console (serve, scale, stop, drain): the admin API has no list of
+// running ones, so the tab keeps their ids (sessionStorage) and the pages poll GET /operations/{id}.
+import { useEffect, useState } from "react";
+import { api } from "../api.ts";
+
+export interface Started {
+  operationId: string;
+  uiUrl?: string;
+  what: string;
+}
+
+export interface OperationView {
+  id: string;
+  status: string;
+  progress: unknown;
+  error: unknown;
+  uiUrl?: string;
+}
+
+const KEY = "llmgw.operations";
+const listeners = new Set<() => void>();
+
+export function startedOperations(): Started[] {
+  try {
+    return JSON.parse(sessionStorage.getItem(KEY) ?? "[]") as Started[];
+  } catch {
+    return [];
+  }
+}
+
+export function remember(op: Started): void {
+  const all = [op, ...startedOperations().filter((o) => o.operationId !== op.operationId)].slice(0, 20);
+  sessionStorage.setItem(KEY, JSON.stringify(all));
+  for (const l of listeners) l();
+}
+
+export const finished = (status: string) => !["RUNNING", "QUEUED"].includes(status);
+
+/** An operation's state, polled every second until it is no longer running. */
+export function useOperation(id: string): { view?: OperationView; error?: unknown } {
+  const [view, setView] = useState<OperationView>();
+  const [error, setError] = useState<unknown>();
+  useEffect(() => {
+    let live = true;
+    let timer: ReturnType<typeof setTimeout> | undefined;
+    const poll = () =>
+      api.get<OperationView>(`/operations/${id.split("/").map(encodeURIComponent).join("/")}`).then(
+        (v) => {
+          if (!live) return;
+          setView(v);
+          setError(undefined);
+          if (!finished(v.status)) timer = setTimeout(poll, 1000);
+        },
+        (e: unknown) => live && setError(e),
+      );
+    void poll();
+    return () => {
+      live = false;
+      clearTimeout(timer);
+    };
+  }, [id]);
+  return { view, error };
+}
+
+/** The operations this tab started, re-read when one is added. */
+export function useStarted(): Started[] {
+  const [ops, setOps] = useState(startedOperations);
+  useEffect(() => {
+    const on = () => setOps(startedOperations());
+    listeners.add(on);
+    return () => void listeners.delete(on);
+  }, []);
+  return ops;
+}
