@@ -21,7 +21,8 @@ export const limitBody = z
     rpm: count,
     tpm: count,
     concurrent: count,
-    monthlyBudget: z.number().nonnegative().nullable().optional(),
+    /** Money a month; kept in micros as a BIGINT, so bounded well inside it. */
+    monthlyBudget: z.number().nonnegative().max(1e12).nullable().optional(),
     /** GPU-hours a month: what requests cost on our replicas (docs/people.md, "Chargeback in GPU-seconds"). */
     monthlyBudgetGpuHours: z.number().nonnegative().max(1e9).nullable().optional(),
     /** MCP tool grants (gateway/mcp/grants.ts); null or [] grants none. */

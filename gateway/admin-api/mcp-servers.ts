@@ -5,7 +5,7 @@ import { z } from "zod";
 import { Prisma, type PrismaClient } from "../../common/db.ts";
 import type { Operation } from "../http/openapi-build.ts";
 import { upstreamOf } from "../mcp/catalog.ts";
-import { kindOf, mcpServerBody, mcpServerName, specOf, type McpServerSpec } from "../mcp/spec.ts";
+import { kindOf, mcpServerBody, mcpServerName, specOf, type McpServerBody, type McpServerSpec } from "../mcp/spec.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { adminError, deleted } from "./openapi-responses.ts";
@@ -72,8 +72,8 @@ export function mcpServerRoutes(db: PrismaClient): Router {
   r.get("/mcp/servers", async (_req, res) => void res.json({ data: (await db.mcpServer.findMany({ orderBy: { name: "asc" } })).map(view) }));
   r.get("/mcp/servers/:name", async (req, res) => void res.json(view(await found(db, check(mcpServerPath, req.params).name))));
   r.post("/mcp/servers", async (req, res) => {
-    const b = check(mcpServerBody, req.body);
-    const data = { kind: kindOf(b), url: b.url ?? null, command: b.command ?? [], env: b.env, openapi: (b.openapi as Prisma.InputJsonObject | undefined) ?? Prisma.DbNull, headerFiles: b.headerFiles, timeoutMs: b.timeout, ratePerMin: b.ratePerMin };
+    const b: McpServerBody = check(mcpServerBody, req.body);
+    const data = { kind: kindOf(b), url: b.url ?? null, command: b.command ?? [], env: b.env ?? {}, openapi: (b.openapi as Prisma.InputJsonObject | undefined) ?? Prisma.DbNull, headerFiles: b.headerFiles ?? {}, timeoutMs: b.timeout, ratePerMin: b.ratePerMin };
     const before = await db.mcpServer.findUnique({ where: { name: b.name } });
     const row = await db.mcpServer.upsert({ where: { name: b.name }, create: { name: b.name, ...data }, update: data });
     await audit(db, { action: before ? "mcp.server.update" : "mcp.server.add", target: `mcp/${b.name}`, before: before && view(before), after: view(row) });

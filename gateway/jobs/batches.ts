@@ -66,7 +66,8 @@ export async function listBatches(deps: BatchDeps, projectId: string | null, que
   const where: Prisma.BatchWhereInput = projectId === null ? {} : { projectId };
   if (query.after !== undefined) {
     const at = await deps.db.batch.findUnique({ where: { id: query.after } });
-    if (!at || (projectId !== null && at.projectId !== projectId)) throw bad(`after: no batch '${query.after}'`, "after");
+    // A cursor naming no batch of the caller's (deleted, expired, another project's) ends the list.
+    if (!at || (projectId !== null && at.projectId !== projectId)) return { object: "list", data: [], first_id: null, last_id: null, has_more: false };
     where.OR = [{ createdAt: { lt: at.createdAt } }, { createdAt: at.createdAt, id: { lt: at.id } }];
   }
   const rows = await deps.db.batch.findMany({ where, orderBy: [{ createdAt: "desc" }, { id: "desc" }], take: limit + 1 });

@@ -13,33 +13,40 @@ const headerName = z.string().regex(/^[A-Za-z0-9-]{1,100}$/, "an HTTP header nam
 
 /** http(s) only, and never a user or password in it: say where credentials go instead. */
 export const upstreamUrl = z.url({ protocol: /^https?$/, error: "an http:// or https:// URL" }).superRefine((u, ctx) => {
-  const parsed = new URL(u);
+  let parsed: URL;
+  try {
+    parsed = new URL(u);
+  } catch {
+    return; // z.url() has said so already: its checks do not stop the ones after them
+  }
   if (parsed.username || parsed.password)
     ctx.addIssue({ code: "custom", message: "the URL carries a user name or password; credentials are never stored or shown: put them in a file on the control plane and pass it as --header-file authorization=/path (headerFiles)" });
 });
 
-export const mcpServerBody = z
-  .object({
-    name: mcpServerName,
-    url: upstreamUrl.optional(),
-    /** The program and its arguments, spawned without a shell. */
-    command: z.array(z.string().min(1).max(4096)).min(1).max(100).optional(),
-    /** The stdio server's whole environment besides PATH: nothing of the gateway's is passed on. */
-    env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(4096)).default({}),
-    /** An OpenAPI 3 document; each operation becomes a tool. */
-    openapi: z.looseObject({ openapi: z.string().regex(/^3\./, "an OpenAPI 3 document"), paths: z.record(z.string(), z.unknown()) }).optional(),
-    headerFiles: z.record(headerName, z.string().refine((p) => path.isAbsolute(p), "an absolute path")).default({}),
-    timeout: durationMs.default(30_000),
-    ratePerMin: z.number().int().min(1).max(1_000_000).nullable().default(null),
-  })
-  .strict()
-  .superRefine((b, ctx) => {
-    const kinds = [b.command && "command", b.openapi && "openapi", b.url && !b.openapi && "url"].filter(Boolean);
-    if (kinds.length !== 1) ctx.addIssue({ code: "custom", message: "give exactly one of url (Streamable HTTP), command (stdio) or openapi (with url as its base URL, optional)" });
-    if (b.command && Object.keys(b.headerFiles).length) ctx.addIssue({ code: "custom", path: ["headerFiles"], message: "headerFiles are for HTTP servers; give a stdio server what it needs in env" });
-    if (!b.command && Object.keys(b.env).length) ctx.addIssue({ code: "custom", path: ["env"], message: "env is for stdio servers (command)" });
-  });
-export type McpServerBody = z.infer<typeof mcpServerBody>;
+const common = {
+  name: mcpServerName,
+  timeout: durationMs.default(30_000),
+  ratePerMin: z.number().int().min(1).max(1_000_000).nullable().default(null),
+};
+const headerFiles = z.record(headerName, z.string().refine((p) => path.isAbsolute(p), "an absolute path")).default({});
+/** An OpenAPI 3 document; each operation becomes a tool. */
+const openapiDocument = z.looseObject({ openapi: z.string().regex(/^3\./, "an OpenAPI 3 document"), paths: z.record(z.string(), z.unknown()) });
+
+/**
+ * One of three shapes, so the document says what the route takes: a Streamable HTTP server (url), a
+ * stdio server (command, spawned without a shell, with env as its whole environment besides PATH:
+ * nothing of the gateway's is passed on) or a REST service (openapi, url its base URL).
+ */
+export const mcpServerBody = z.union(
+  [
+    z.strictObject({ ...common, url: upstreamUrl, headerFiles }),
+    z.strictObject({ ...common, command: z.array(z.string().min(1).max(4096)).min(1).max(100), env: z.record(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "an environment variable name"), z.string().max(4096)).default({}) }),
+    z.strictObject({ ...common, openapi: openapiDocument, url: upstreamUrl.optional(), headerFiles }),
+  ],
+  { error: (iss) => (iss.code === "invalid_union" ? "give exactly one of url (Streamable HTTP), command (stdio, with env) or openapi (with url as its base URL, optional, and headerFiles)" : undefined) },
+);
+/** The three shapes read as one: what a shape lacks is absent (env and headerFiles empty). */
+export type McpServerBody = { name: string; url?: string; command?: string[]; env?: Record<string, string>; openapi?: z.infer<typeof openapiDocument>; headerFiles?: Record<string, string>; timeout: number; ratePerMin: number | null };
 
 export type McpServerKind = "http" | "stdio" | "openapi";
 

@@ -363,7 +363,7 @@ describe("pictures, meshes and ComfyUI workflows as jobs", () => {
     const third = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: thirdKey });
     await assert.rejects(third.files.retrieve(id), OpenAI.NotFoundError);
     await assert.rejects(third.files.delete(id), OpenAI.NotFoundError);
-    await assert.rejects(client.files.create({ file: await toFile(PICTURE, "x.png"), purpose: "batch" }), (e: unknown) => e instanceof OpenAI.BadRequestError && (e.error as { param?: string }).param === "purpose");
+    await assert.rejects(client.files.create({ file: await toFile(PICTURE, "x.png"), purpose: "fine-tune" }), (e: unknown) => e instanceof OpenAI.BadRequestError && (e.error as { param?: string }).param === "purpose");
     assert.equal((await client.files.delete(id)).deleted, true);
     await assert.rejects(client.files.retrieve(id), OpenAI.NotFoundError);
   });
