@@ -2,7 +2,6 @@
 // keeps it (McpServer). Exactly one of url (Streamable HTTP), command (stdio) or openapi (a REST
 // service; url is then its base URL, else the document's first server). Credentials are never in
 // it: headerFiles names files on the control plane, read at each call.
-import path from "node:path";
 import { z } from "zod";
 import { durationMs } from "../../common/duration.ts";
 
@@ -28,7 +27,8 @@ const common = {
   timeout: durationMs.default(30_000),
   ratePerMin: z.number().int().min(1).max(1_000_000).nullable().default(null),
 };
-const headerFiles = z.record(headerName, z.string().refine((p) => path.isAbsolute(p), "an absolute path")).default({});
+/** Absolute paths on the control plane; a pattern, so the document says it too. */
+const headerFiles = z.record(headerName, z.string().max(4096).regex(/^\//, "an absolute path")).default({});
 /** An OpenAPI 3 document; each operation becomes a tool. */
 const openapiDocument = z.looseObject({ openapi: z.string().regex(/^3\./, "an OpenAPI 3 document"), paths: z.record(z.string(), z.unknown()) });
 

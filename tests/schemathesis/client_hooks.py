@@ -10,7 +10,6 @@
 # answer of at most its max_output (kept at 16 tokens here, so the run stays quick), vectors of at
 # most 64 dimensions (the sim's), and a tool_choice that names one of the request's tools.
 import base64
-import json
 import os
 
 import requests
@@ -79,9 +78,6 @@ def before_call(context, case, kwargs):
             case.body["image"] = PICTURE
         if "file_id" in case.body:
             case.body["file_id"] = PICTURE_FILE
-    elif label == "POST /v1/files" and case.body.get("purpose") == "batch":
-        # A batch file's lines are checked at upload (JSONL, each a request): the document cannot say what a file holds.
-        case.body["file"] = (json.dumps({"custom_id": "st-1", "method": "POST", "url": "/v1/chat/completions", "body": {"model": SIM, "messages": [{"role": "user", "content": "hi"}]}}) + "\n").encode()
     elif label == "POST /v1/workflows/runs" and case.body.get("model") == WORKFLOW:
         # The workflow declares no inputs: every other name is refused, as it should be.
         case.body["inputs"] = {}

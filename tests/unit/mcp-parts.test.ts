@@ -32,7 +32,7 @@ describe("MCP registrations", () => {
   it("refuses names with dots, relative header files, env on HTTP servers, other schemes", () => {
     assert.match(message({ name: "a.b", url: "https://a" })!, /lower-case/);
     assert.match(message({ name: "a", url: "https://a", headerFiles: { authorization: "token.txt" } })!, /absolute path/);
-    assert.match(message({ name: "a", url: "https://a", env: { A: "1" } })!, /env is for stdio/);
+    assert.match(message({ name: "a", url: "https://a", env: { A: "1" } })!, /Unrecognized key: "env"/);
     assert.match(message({ name: "a", url: "file:///etc/passwd" })!, /http/);
     assert.ok(message({ name: "a", url: "https://a", timeout: "0s" }), "a zero timeout");
   });
