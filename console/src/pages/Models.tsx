@@ -6,7 +6,7 @@ import { useT } from "../messages/index.ts";
 import { ErrorBox, Section, Table } from "../parts/common.tsx";
 import { modelsWithDetail, type ModelDetail, type ModelRow } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
-import { OperationRow } from "../parts/OperationRow.tsx";
+import { OperationList } from "../parts/OperationRow.tsx";
 import { RolloutForm } from "../parts/RolloutForm.tsx";
 import { remember, useStarted } from "../parts/operations.ts";
 import { can } from "../roles.ts";
@@ -33,11 +33,7 @@ export function Models() {
       ))}
       {started.length ? (
         <Section title={t.overview.operations}>
-          <ul className="operations">
-            {started.map((op) => (
-              <OperationRow key={op.operationId} op={op} />
-            ))}
-          </ul>
+          <OperationList ops={started} />
         </Section>
       ) : null}
     </>

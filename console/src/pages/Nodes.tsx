@@ -6,7 +6,7 @@ import { fill, useT } from "../messages/index.ts";
 import { ErrorBox, Section, Table, when } from "../parts/common.tsx";
 import { gpuText, listNodes, type NodeRow } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
-import { OperationRow } from "../parts/OperationRow.tsx";
+import { OperationList } from "../parts/OperationRow.tsx";
 import { remember, useStarted } from "../parts/operations.ts";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
@@ -69,11 +69,7 @@ export function Nodes() {
       />
       {started.length ? (
         <Section title={t.overview.operations}>
-          <ul className="operations">
-            {started.map((op) => (
-              <OperationRow key={op.operationId} op={op} />
-            ))}
-          </ul>
+          <OperationList ops={started} />
         </Section>
       ) : null}
     </>

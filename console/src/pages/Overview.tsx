@@ -5,7 +5,7 @@ import { useT } from "../messages/index.ts";
 import { ErrorBox, Section, Table, when } from "../parts/common.tsx";
 import { gpuText, listNodes, modelsWithDetail, versionShares } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
-import { OperationRow } from "../parts/OperationRow.tsx";
+import { OperationList } from "../parts/OperationRow.tsx";
 import { useStarted } from "../parts/operations.ts";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
@@ -52,15 +52,7 @@ export function Overview() {
       ) : null}
       {operate ? (
         <Section title={t.overview.operations}>
-          {started.length === 0 ? (
-            <p>{t.overview.noneRunning}</p>
-          ) : (
-            <ul className="operations">
-              {started.map((op) => (
-                <OperationRow key={op.operationId} op={op} />
-              ))}
-            </ul>
-          )}
+          <OperationList ops={started} empty={t.overview.noneRunning} />
         </Section>
       ) : null}
       {seeNotes ? (

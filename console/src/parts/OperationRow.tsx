@@ -51,3 +51,15 @@ export function OperationRow({ op }: { op: Started }) {
     </li>
   );
 }
+
+/** The operations this tab started, each live; `empty` says so when there are none. */
+export function OperationList({ ops, empty }: { ops: Started[]; empty?: string }) {
+  if (ops.length === 0) return empty ? <p>{empty}</p> : null;
+  return (
+    <ul className="operations">
+      {ops.map((op) => (
+        <OperationRow key={op.operationId} op={op} />
+      ))}
+    </ul>
+  );
+}
