@@ -35,7 +35,9 @@ export const USAGE = `usage: llmgw node join ADDRESS (--token-file FILE | --toke
   --set KEY=VALUE     any other agent setting (docs/configuration.md); repeatable
   --wait-s N          how long to wait for the registration (120; 0: do not wait)
   --prefix DIR        install under DIR instead of / (a root of its own), calling no systemctl
-  --systemctl PATH    the systemctl to call (with --prefix: a stand-in)`;
+  --systemctl PATH    the systemctl to call (with --prefix: a stand-in)
+  --bundle FILE       install llmgw first from an offline bundle (llmgw bundle create), checked file by
+                      file against its manifest, into <prefix>/opt/llmgw; then join with that copy`;
 
 const flags = z.object({
   address: z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]/]+):\d{1,5}$/, "HOST:PORT of the Control service"),
@@ -96,10 +98,15 @@ export async function nodeJoin(argv: string[]): Promise<number> {
         help: { type: "boolean" }, token: { type: "string" }, "token-file": { type: "string" },
         "node-id": { type: "string", default: os.hostname() }, advertise: { type: "string" }, host: { type: "string", default: "0.0.0.0" },
         "agent-port": { type: "string", default: "7070" }, "data-dir": { type: "string" }, set: { type: "string", multiple: true, default: [] },
-        "wait-s": { type: "string", default: "120" }, prefix: { type: "string" }, systemctl: { type: "string" },
+        "wait-s": { type: "string", default: "120" }, prefix: { type: "string" }, systemctl: { type: "string" }, bundle: { type: "string" },
       },
     }));
     if (values.help) return say(USAGE), 0;
+    if (values.bundle) {
+      // The installed copy checks the flags, the token included, and does the rest.
+      const { runFromBundle } = await import("../bundle/run-installed.ts");
+      return runFromBundle("node join", values.bundle, layoutFor({ prefix: values.prefix }).prefix, argv);
+    }
     if (positionals.length !== 1) throw new Error("give the Control service's ADDRESS (HOST:PORT), once");
     token = readToken(values);
   } catch (err) {

@@ -79,9 +79,9 @@ export async function serverInit(argv: string[]): Promise<number> {
   }
   let c = parsed.data;
   if (c.bundle && (c.yes || process.stdin.isTTY)) {
-    // The installed copy asks the questions and does the rest (launcher/bundle/init-from-bundle.ts).
-    const { initFromBundle } = await import("../bundle/init-from-bundle.ts");
-    return initFromBundle(c.bundle, layoutFor(c).prefix, argv);
+    // The installed copy asks the questions and does the rest (launcher/bundle/run-installed.ts).
+    const { runFromBundle } = await import("../bundle/run-installed.ts");
+    return runFromBundle("server init", c.bundle, layoutFor(c).prefix, argv);
   }
   if (!c.yes) {
     if (!process.stdin.isTTY) {

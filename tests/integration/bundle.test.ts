@@ -55,6 +55,8 @@ for (const [port, sock] of all) net.createServer((c) => { const u = net.connect(
 let summary: { file: string; sha256: string; bytes: number; files: number; name: string; version: string; parts: Record<string, { files: number; bytes: number }> };
 let top: string;
 let units: StandIn;
+let nodeUnits: StandIn;
+const nodeSite = path.join(root, "node-site");
 const outside: net.Server[] = [];
 let bridgePid = 0;
 
@@ -68,6 +70,7 @@ before(async () => {
   const unpacked = await sh("tar", ["-xzf", bundle, "-C", boot]);
   assert.equal(unpacked.code, 0, unpacked.stderr);
   units = systemdStandIn(path.join(root, "systemd"), path.join(site, "etc/systemd/system"));
+  nodeUnits = systemdStandIn(path.join(root, "node-systemd"), path.join(nodeSite, "etc/systemd/system"));
   // Outside: each Unix socket piped to the real service.
   for (const s of services) {
     const server = net.createServer((c) => {
@@ -82,6 +85,7 @@ before(async () => {
 });
 
 after(async () => {
+  nodeUnits?.stopAll();
   units?.stopAll();
   for (const u of ["llmgw-gateway", "llmgw-worker", "llmgw-temporal"]) spawnSync(units.path, ["stop", `${u}.service`]);
   if (bridgePid) process.kill(bridgePid, "SIGTERM");
@@ -161,6 +165,27 @@ describe("llmgw server init --bundle", () => {
     assert.ok(Array.isArray((JSON.parse(doctor.stdout) as { findings?: unknown[] }).findings), doctor.stdout + doctor.stderr);
     // It runs the compiled build: there is nothing to compile with, and no sources.
     assert.equal(fs.existsSync(path.join(app, "cli.ts")), false);
+  });
+
+  it("node join --bundle: a second site installs the agent from the bundle, with the network blocked, and registers", async (t) => {
+    if (!bridgePid) return t.skip("the server install above did not run");
+    const token = path.join(root, "cluster-token");
+    fs.copyFileSync(path.join(site, "etc/llmgw/secrets/cluster-token"), token);
+    // In the server's namespace (its Control service on its loopback), from the unpacked bundle's llmgw.
+    const r = await sh("nsenter", [`--net=/proc/${bridgePid}/ns/net`, "--", process.execPath, path.join(boot, top, "bin/llmgw.js"),
+      "node", "join", "127.0.0.1:7071", "--token-file", token, "--bundle", bundle, "--prefix", nodeSite, "--systemctl", nodeUnits.path,
+      "--node-id", `bundle-node-${id}`, "--host", "127.0.0.1", "--advertise", "127.0.0.1", "--agent-port", "7170", "--set", "LLMGW_AGENT_METRICS_PORT=0", "--wait-s", "120"],
+    { PATH: process.env.PATH!, HOME: os.homedir() }, os.tmpdir());
+    assert.equal(r.code, 0, `${r.stdout}\n${r.stderr}\n${nodeUnits.log("llmgw-agent")}`);
+    const app = path.join(nodeSite, "opt/llmgw");
+    assert.match(r.stdout, new RegExp(`checking ${summary.files} files against the manifest`));
+    assert.match(r.stdout, new RegExp(`continuing with the installed llmgw: ${app}/bin/llmgw\\.js node join`));
+    for (const step of ["[1/4] checking this machine", "[2/4] enrolling", "[3/4] installing the agent", "[4/4] registering"]) assert.ok(r.stdout.includes(step), step);
+    assert.match(r.stdout, new RegExp(`node bundle-node-${id} registered`));
+    // The agent unit runs the copy the bundle installed, not the one it was started from.
+    const unit = fs.readFileSync(path.join(nodeSite, "etc/systemd/system/llmgw-agent.service"), "utf8");
+    assert.match(unit, new RegExp(`^ExecStart=\\S+ ${app}/bin/llmgw\\.js agent$`, "m"));
+    assert.deepEqual(nodeUnits.calls(), ["daemon-reload", "enable --now llmgw-agent.service"]);
   });
 
   it("refuses a bundle that does not match its manifest, naming each file, and installs nothing", async () => {
