@@ -1,5 +1,5 @@
 // The systemd units llmgw is installed as: llmgw-gateway, llmgw-worker, llmgw-agent and, on a single
-// machine, llmgw-temporal. Each restarts on failure, runs as llmgw's own unprivileged user (the
+// machine, llmgw-temporal (the CLI's dev server, or the real server with llmgw-temporal-ui). Each restarts on failure, runs as llmgw's own unprivileged user (the
 // agent aside, see below), and is confined: a read-only system, no home directories, its own /tmp,
 // only the data directory writable, no new privileges, no capabilities, the system calls of an
 // ordinary service. `systemd-analyze verify` and `systemd-analyze security` check them
@@ -23,9 +23,12 @@ export interface UnitSettings {
   temporal?: string;
   /** llmgw-temporal's frontend port (7233); its Web UI listens 1000 above. */
   temporalPort?: number;
+  /** The real Temporal server instead (server init --temporal server): its binaries and configuration directory. */
+  temporalServer?: { server: string; ui: string; configDir: string };
 }
 
-export const UNIT_NAMES = ["llmgw-gateway", "llmgw-worker", "llmgw-agent", "llmgw-temporal"] as const;
+// In the order `llmgw stop` stops them (start goes the other way).
+export const UNIT_NAMES = ["llmgw-gateway", "llmgw-worker", "llmgw-agent", "llmgw-temporal-ui", "llmgw-temporal"] as const;
 export type UnitName = (typeof UNIT_NAMES)[number];
 
 /** The confinement every unit shares. */
@@ -112,32 +115,54 @@ export function renderUnits(s: UnitSettings): Record<string, string> {
       ...CONTROL_PLANE,
     ]);
   }
+  if (s.temporalServer) {
+    const t = s.temporalServer;
+    // Type=simple: the server stays in the foreground. It reads its configuration (the database
+    // password in it, mode 0600) from the data directory, which is why it runs as llmgw's user.
+    units["llmgw-temporal.service"] = unit("Temporal for llmgw (single machine: temporal-server on PostgreSQL)", ["postgresql.service"], [
+      ...asUser,
+      ...common,
+      `ExecStart=${t.server} --config-file ${t.configDir}/config.yaml --allow-no-auth start`,
+      ...CONTROL_PLANE,
+    ]);
+    units["llmgw-temporal-ui.service"] = unit("Temporal Web UI for llmgw", ["llmgw-temporal.service"], [...asUser, ...common, `ExecStart=${t.ui} --root ${t.configDir}/ui --env llmgw start`, ...CONTROL_PLANE]);
+  }
   return units;
 }
 
 /**
- * `llmgw units [--dir DIR] [--user U] [--data-dir D] [--env-file F] [--temporal PATH]`: writes the
- * units into DIR (e.g. /etc/systemd/system; then `systemctl daemon-reload`), or prints them.
+ * `llmgw units [--dir DIR] [--user U] [--data-dir D] [--env-file F] [--temporal PATH | --temporal-server DIR]`:
+ * writes the units into DIR (e.g. /etc/systemd/system; then `systemctl daemon-reload`), or prints them.
+ * --temporal names the CLI for the dev server; --temporal-server the directory of temporal-server and
+ * temporal-ui-server, whose configuration server init writes under <data dir>/temporal-server.
  */
 export function unitsCommand(argv: string[], bin: string): number {
   const flag = (name: string) => {
     const i = argv.indexOf(name);
     return i >= 0 ? argv[i + 1] : undefined;
   };
-  const known = new Set(["--dir", "--user", "--data-dir", "--env-file", "--temporal"]);
+  const known = new Set(["--dir", "--user", "--data-dir", "--env-file", "--temporal", "--temporal-server"]);
+  const usage = "usage: llmgw units [--dir DIR] [--user U] [--data-dir D] [--env-file F] [--temporal PATH | --temporal-server DIR]";
   for (let i = 0; i < argv.length; i += 2) {
     if (!known.has(argv[i]!) || argv[i + 1] === undefined) {
-      process.stderr.write(`llmgw units: unknown or incomplete argument '${argv[i]}'\nusage: llmgw units [--dir DIR] [--user U] [--data-dir D] [--env-file F] [--temporal PATH]\n`);
+      process.stderr.write(`llmgw units: unknown or incomplete argument '${argv[i]}'\n${usage}\n`);
       return 2;
     }
   }
+  if (flag("--temporal") && flag("--temporal-server")) {
+    process.stderr.write(`llmgw units: --temporal (the dev server's CLI) or --temporal-server (the real server's binaries), not both\n${usage}\n`);
+    return 2;
+  }
+  const dataDir = flag("--data-dir") ?? "/var/lib/llmgw";
+  const serverDir = flag("--temporal-server");
   const units = renderUnits({
     node: process.execPath,
     bin,
     user: flag("--user") ?? "llmgw",
-    dataDir: flag("--data-dir") ?? "/var/lib/llmgw",
+    dataDir,
     envFile: flag("--env-file") ?? "/etc/llmgw/llmgw.env",
     ...(flag("--temporal") ? { temporal: flag("--temporal")! } : {}),
+    ...(serverDir ? { temporalServer: { server: path.join(serverDir, "temporal-server"), ui: path.join(serverDir, "temporal-ui-server"), configDir: path.join(dataDir, "temporal-server") } } : {}),
   });
   const dir = flag("--dir");
   for (const [name, text] of Object.entries(units)) {

@@ -3,6 +3,7 @@
 // command with the llmgw just installed, so the units it writes start that copy (and a server's
 // single-machine Temporal is the bundle's). Nothing here reaches the network.
 import { spawn } from "node:child_process";
+import fs from "node:fs";
 import path from "node:path";
 import { appDirFor, installBundle } from "./install.ts";
 
@@ -18,9 +19,15 @@ export function withoutBundle(argv: string[]): string[] {
 
 /** The commands that install from a bundle, and what each adds to its arguments from the install. */
 const COMMANDS = {
-  "server init": (appDir: string, args: string[]) =>
-    // The bundle's Temporal CLI for the single-machine Temporal, unless another is named.
-    args.some((a) => a === "--temporal-cli" || a.startsWith("--temporal-cli=")) ? args : [...args, "--temporal-cli", path.join(appDir, "temporal", "temporal")],
+  "server init": (appDir: string, args: string[]) => {
+    const has = (flag: string) => args.some((a) => a === flag || a.startsWith(`${flag}=`));
+    const out = [...args];
+    // The bundle's Temporal CLI for the dev server, and its real server's binaries when it carries
+    // them (bundle create takes them from the cache), unless others are named.
+    if (!has("--temporal-cli")) out.push("--temporal-cli", path.join(appDir, "temporal", "temporal"));
+    if (!has("--temporal-server-dir") && fs.existsSync(path.join(appDir, "temporal", "temporal-server"))) out.push("--temporal-server-dir", path.join(appDir, "temporal"));
+    return out;
+  },
   "node join": (_appDir: string, args: string[]) => args,
 } as const;
 

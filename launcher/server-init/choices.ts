@@ -6,6 +6,7 @@ import { createInterface } from "node:readline/promises";
 import { parseArgs } from "node:util";
 import { z } from "zod";
 import { repoPath } from "../../common/code-paths.ts";
+import { defaultServerDir } from "./temporal-server.ts";
 
 const port = z.coerce.number().int().min(1).max(65535);
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^\s:[\]]+):\d{1,5}$/, "HOST:PORT");
@@ -19,9 +20,10 @@ export const choicesSchema = z
     user: z.string().regex(/^[a-z_][a-z0-9_-]*$/, "a user name").optional(),
     databaseUrl: z.string().regex(/^postgres(ql)?:\/\//, "a postgresql:// URL"),
     redisUrl: z.string().regex(/^rediss?:\/\//, "a redis:// URL"),
-    temporal: z.enum(["dev", "external"]),
+    temporal: z.enum(["dev", "server", "external"]),
     temporalAddress: hostPort.optional(),
     temporalCli: z.string().min(1).optional(),
+    temporalServerDir: z.string().min(1).optional(),
     temporalPort: port,
     host: z.string().min(1),
     advertise: z.string().min(1).regex(/^[^\s:]+$|^\[[0-9a-fA-F:]+\]$/, "a host name or address, without a port"),
@@ -35,7 +37,9 @@ export const choicesSchema = z
     waitS: z.coerce.number().int().min(0),
     bundle: z.string().min(1).optional(),
   })
-  .refine((c) => c.temporal === "dev" || c.temporalAddress, { message: "--temporal external needs --temporal-address HOST:PORT", path: ["temporalAddress"] });
+  // The real server records its membership ports (up to --temporal-port + 8) in a SMALLINT column.
+  .refine((c) => c.temporal !== "server" || c.temporalPort + 9 <= 32767, { message: "--temporal server needs --temporal-port 32758 or below (it takes the port to port + 9)", path: ["temporalPort"] })
+  .refine((c) => c.temporal !== "external" || c.temporalAddress, { message: "--temporal external needs --temporal-address HOST:PORT", path: ["temporalAddress"] });
 
 export type Choices = z.infer<typeof choicesSchema>;
 
@@ -49,11 +53,16 @@ export const USAGE = `usage: llmgw server init [--yes] [flags]
   --database-url URL        PostgreSQL (default: $DATABASE_URL, else postgresql://llmgw@127.0.0.1:5432/llmgw);
                             a password belongs in $DATABASE_URL, not on the command line
   --redis-url URL           Redis (default: $REDIS_URL, else redis://127.0.0.1:6379)
-  --temporal dev|external   dev (default): Temporal's single-machine server (the CLI's, on a file
-                            database) as the llmgw-temporal unit; external: your cluster, with
+  --temporal dev|server|external
+                            dev (default): the CLI's single-machine server on a file database, as the
+                            llmgw-temporal unit; server: the real temporal-server on this PostgreSQL
+                            (databases <db>_temporal, <db>_temporal_visibility), as llmgw-temporal and
+                            llmgw-temporal-ui; external: your cluster, with
   --temporal-address H:P    its frontend
   --temporal-cli PATH       the temporal binary for dev (default: the project's .venv/bin/temporal, else PATH)
-  --temporal-port N         dev's frontend port (7233; its Web UI 1000 above)
+  --temporal-server-dir DIR where temporal-server, temporal-sql-tool and temporal-ui-server are, for
+                            server (default: where scripts/temporal-server.sh builds them, ~/.cache/llmgw/bin)
+  --temporal-port N         dev's or server's frontend port (7233; server takes it to N+9; the Web UI 1000 above)
   --host ADDR               interface the gateway and agent listen on (default 0.0.0.0)
   --advertise HOST          the address other machines reach this one at (default: its first non-loopback IPv4)
   --client-port N           client API (8080)      --admin-port N    admin API (8081, on 127.0.0.1)
@@ -92,7 +101,7 @@ export function choicesFromFlags(argv: string[], env: NodeJS.ProcessEnv): Record
       prefix: s({}), systemctl: s({}), "data-dir": s({}), user: s({}),
       "database-url": s({ default: env.DATABASE_URL ?? "postgresql://llmgw@127.0.0.1:5432/llmgw" }),
       "redis-url": s({ default: env.REDIS_URL ?? "redis://127.0.0.1:6379" }),
-      temporal: s({ default: "dev" }), "temporal-address": s({}), "temporal-cli": s({}), "temporal-port": s({ default: "7233" }),
+      temporal: s({ default: "dev" }), "temporal-address": s({}), "temporal-cli": s({}), "temporal-server-dir": s({}), "temporal-port": s({ default: "7233" }),
       host: s({ default: "0.0.0.0" }), advertise: s({}),
       "client-port": s({ default: "8080" }), "admin-port": s({ default: "8081" }), "control-port": s({ default: "7071" }), "agent-port": s({ default: "7070" }),
       agent: s({ default: "yes" }), "node-id": s({ default: os.hostname() }),
@@ -106,6 +115,7 @@ export function choicesFromFlags(argv: string[], env: NodeJS.ProcessEnv): Record
   const out: Record<string, unknown> = Object.fromEntries(Object.entries(values).filter(([k, v]) => k !== "help" && v !== undefined).map(([k, v]) => [camel(k), v]));
   out.advertise ??= firstAddress();
   if (out.temporal === "dev") out.temporalCli ??= defaultTemporalCli();
+  if (out.temporal === "server") out.temporalServerDir ??= defaultServerDir();
   return out;
 }
 
@@ -118,7 +128,8 @@ export async function ask(given: Choices): Promise<Choices | null> {
     process.stdout.write("llmgw server init: a few questions (Enter keeps the value in brackets)\n\n");
     c.databaseUrl = await q("PostgreSQL URL (the store)", c.databaseUrl);
     c.redisUrl = await q("Redis URL", c.redisUrl);
-    c.temporal = (await q("Temporal: dev (a single-machine server, installed here) or external (your cluster)", c.temporal)) as Choices["temporal"];
+    c.temporal = (await q("Temporal: dev (the CLI's single-machine server), server (the real server on this PostgreSQL) or external (your cluster)", c.temporal)) as Choices["temporal"];
+    if (c.temporal === "server") c.temporalServerDir = await q("Where temporal-server, temporal-sql-tool and temporal-ui-server are", c.temporalServerDir ?? defaultServerDir());
     if (c.temporal === "external") c.temporalAddress = await q("Temporal frontend HOST:PORT", c.temporalAddress ?? "temporal.example.internal:7233");
     else c.temporalPort = Number(await q("Temporal's port here (its Web UI 1000 above)", String(c.temporalPort)));
     c.advertise = await q("The address other machines reach this one at", c.advertise);

@@ -19,6 +19,9 @@ import { setUpStore, storeCheck } from "./store.ts";
 import { startUnits, writeUnits } from "./systemd.ts";
 import { ensureUser, untilAnswers } from "./host.ts";
 import { temporal as temporalCheck } from "../../doctor/temporal.ts";
+import { binsIn, configDir, registerNamespace, setUpTemporalDatabases, temporalServerCheck, writeTemporalServerConfig } from "./temporal-server.ts";
+import type { TemporalUnit } from "./systemd.ts";
+
 
 const say = (s: string) => void process.stdout.write(s + "\n");
 
@@ -26,7 +29,7 @@ const say = (s: string) => void process.stdout.write(s + "\n");
 export function settingsFor(c: Choices, layout: Layout): Record<string, string> {
   const s: Record<string, string> = {
     LLMGW_DATA_DIR: layout.dataDir,
-    TEMPORAL_ADDRESS: c.temporal === "dev" ? `127.0.0.1:${c.temporalPort}` : c.temporalAddress!,
+    TEMPORAL_ADDRESS: c.temporal !== "external" ? `127.0.0.1:${c.temporalPort}` : c.temporalAddress!,
     LLMGW_HOST: c.host,
     LLMGW_CLIENT_PORT: String(c.clientPort),
     LLMGW_ADMIN_PORT: String(c.adminPort),
@@ -34,8 +37,8 @@ export function settingsFor(c: Choices, layout: Layout): Record<string, string> 
     LLMGW_CONTROL_PORT: String(c.controlPort),
     LLMGW_CONTROL_ADDRESS: `${c.advertise}:${c.controlPort}`,
   };
-  // The Web UI links in admin answers and ctl output (the dev server's UI listens on loopback only).
-  if (c.temporal === "dev") s.LLMGW_TEMPORAL_UI_URL = `http://127.0.0.1:${c.temporalPort + 1000}`;
+  // The Web UI links in admin answers and ctl output (the local UI listens on loopback only).
+  if (c.temporal !== "external") s.LLMGW_TEMPORAL_UI_URL = `http://127.0.0.1:${c.temporalPort + 1000}`;
   if (c.agent === "yes") Object.assign(s, { LLMGW_NODE_ID: c.nodeId, LLMGW_AGENT_PORT: String(c.agentPort), LLMGW_AGENT_ADDRESS: `${c.advertise}:${c.agentPort}` });
   for (const kv of c.set) s[kv.slice(0, kv.indexOf("="))] = kv.slice(kv.indexOf("=") + 1);
   return s;
@@ -94,6 +97,8 @@ export async function serverInit(argv: string[]): Promise<number> {
   }
   const layout = layoutFor(c);
   const settings = settingsFor(c, layout);
+  // The namespace a local real server gets registered (the dev server's unit makes "default" at its start).
+  const namespace = settings.LLMGW_TEMPORAL_NAMESPACE ?? "default";
   const secrets: Record<SecretName, string> = {
     LLMGW_CLUSTER_TOKEN: keptSecret(layout, "LLMGW_CLUSTER_TOKEN") ?? newToken(),
     LLMGW_ADMIN_TOKEN: keptSecret(layout, "LLMGW_ADMIN_TOKEN") ?? newToken(),
@@ -101,14 +106,18 @@ export async function serverInit(argv: string[]): Promise<number> {
     DATABASE_URL: c.databaseUrl,
     REDIS_URL: c.redisUrl,
   };
-  const units: UnitName[] = [...(c.temporal === "dev" ? (["llmgw-temporal"] as const) : []), ...(c.agent === "yes" ? (["llmgw-agent"] as const) : []), "llmgw-worker", "llmgw-gateway"];
+  const temporalUnits: UnitName[] = { dev: ["llmgw-temporal" as const], server: ["llmgw-temporal" as const, "llmgw-temporal-ui" as const], external: [] }[c.temporal];
+  const bins = c.temporal === "server" ? binsIn(c.temporalServerDir!) : undefined;
+  const units: UnitName[] = [...temporalUnits, ...(c.agent === "yes" ? (["llmgw-agent"] as const) : []), "llmgw-worker", "llmgw-gateway"];
 
   say(`[1/5] checking this machine`);
   const env = { PATH: process.env.PATH, ...settings, ...secrets };
-  const kinds: ProcessKind[] = ["gateway", "worker", ...(c.agent === "yes" ? (["agent"] as const) : []), ...(c.temporal === "dev" ? (["temporal"] as const) : [])];
+  const kinds: ProcessKind[] = ["gateway", "worker", ...(c.agent === "yes" ? (["agent"] as const) : []), ...(c.temporal !== "external" ? (["temporal"] as const) : [])];
   const ports: Record<string, number> = { LLMGW_CLIENT_PORT: c.clientPort, LLMGW_ADMIN_PORT: c.adminPort, LLMGW_CONTROL_PORT: c.controlPort };
   if (c.agent === "yes") ports.LLMGW_AGENT_PORT = c.agentPort;
-  if (c.temporal === "dev") Object.assign(ports, { "Temporal, --temporal-port": c.temporalPort, "its Web UI, --temporal-port + 1000": c.temporalPort + 1000 });
+  if (c.temporal !== "external") Object.assign(ports, { "Temporal, --temporal-port": c.temporalPort, "its Web UI, --temporal-port + 1000": c.temporalPort + 1000 });
+  // The real server's other services and its metrics take the ports above the frontend.
+  if (c.temporal === "server") for (let i = 1; i <= 9; i++) ports[`Temporal's, --temporal-port + ${i}`] = c.temporalPort + i;
   for (const k of ["LLMGW_METRICS_PORT", "LLMGW_WORKER_METRICS_PORT", "LLMGW_RUN_METRICS_PORT", ...(c.agent === "yes" ? ["LLMGW_AGENT_METRICS_PORT"] : [])]) {
     ports[k] = Number(settings[k] ?? { LLMGW_METRICS_PORT: 9091, LLMGW_WORKER_METRICS_PORT: 9092, LLMGW_AGENT_METRICS_PORT: 9093, LLMGW_RUN_METRICS_PORT: 9094 }[k]);
   }
@@ -118,7 +127,7 @@ export async function serverInit(argv: string[]): Promise<number> {
     checkSettings(settings, secrets);
     checks = await preflight(
       ["redis", "tls", "disk", ...(c.agent === "yes" ? ["gpus"] : []), ...(c.temporal === "external" ? ["temporal"] : [])],
-      [storeCheck(c.databaseUrl), portsCheck(c.host, ports), memoryCheck(kinds), clockAgainstStore(c.databaseUrl), ...(c.temporal === "dev" ? [temporalCliCheck(c.temporalCli!)] : [])],
+      [storeCheck(c.databaseUrl), portsCheck(c.host, ports), memoryCheck(kinds), clockAgainstStore(c.databaseUrl), ...(c.temporal === "dev" ? [temporalCliCheck(c.temporalCli!)] : []), ...(bins ? [temporalServerCheck(bins)] : [])],
       env,
     );
   } catch (err) {
@@ -143,17 +152,40 @@ export async function serverInit(argv: string[]): Promise<number> {
 
   say(`[3/5] setting up the store`);
   say(`      ${await setUpStore(c.databaseUrl)}`);
+  if (bins) {
+    try {
+      say(`      ${setUpTemporalDatabases(bins, c.databaseUrl)}`);
+    } catch (err) {
+      process.stderr.write(`llmgw server init: ${(err as Error).message}\n`);
+      return 1;
+    }
+  }
 
-  say(`[4/5] installing the units${c.temporal === "dev" ? " (Temporal: the single-machine server, llmgw-temporal)" : ` (Temporal: ${c.temporalAddress})`}`);
-  for (const f of writeUnits(layout, units, c.temporal === "dev" ? { cli: c.temporalCli!, port: c.temporalPort } : undefined)) say(`      ${f}`);
+  say(`[4/5] installing the units${{ dev: " (Temporal: the single-machine server, llmgw-temporal)", server: " (Temporal: temporal-server on PostgreSQL, llmgw-temporal and llmgw-temporal-ui)", external: ` (Temporal: ${c.temporalAddress})` }[c.temporal]}`);
+  let temporalUnit: TemporalUnit | undefined;
+  if (c.temporal === "dev") temporalUnit = { cli: c.temporalCli!, port: c.temporalPort };
+  if (bins) {
+    for (const f of writeTemporalServerConfig(layout, { port: c.temporalPort, databaseUrl: c.databaseUrl, namespace, owner })) say(`      ${f}`);
+    temporalUnit = { server: bins.server, ui: bins.ui, configDir: configDir(layout) };
+  }
+  for (const f of writeUnits(layout, units, temporalUnit)) say(`      ${f}`);
   if (!layout.systemctl) {
     say(`      not started (--prefix without --systemctl). Start them with systemctl, or all in one process:`);
     say(`        LLMGW_SETTINGS_FILE=${layout.settingsFile} llmgw run`);
   } else {
-    if (c.temporal === "dev") {
+    if (c.temporal !== "external") {
       // Temporal first, answering with its namespace, so the worker's first start finds it.
       startUnits(layout, ["llmgw-temporal"]);
       say(`      started llmgw-temporal; waiting for it on ${settings.TEMPORAL_ADDRESS}`);
+      if (bins) {
+        // The real server starts with no namespace: llmgw's is registered once it answers.
+        try {
+          say(`      ${await registerNamespace(settings.TEMPORAL_ADDRESS!, namespace, Math.max(c.waitS, 60) * 1000)}`);
+        } catch (err) {
+          process.stderr.write(`llmgw server init: Temporal did not come up: ${(err as Error).message} (journalctl -u llmgw-temporal)\n`);
+          return 1;
+        }
+      }
       const up = await untilTemporal({ PATH: process.env.PATH, ...settings }, Math.max(c.waitS, 30) * 1000);
       if (!up.ok) {
         process.stderr.write(`llmgw server init: Temporal did not come up: ${up.detail} (journalctl -u llmgw-temporal)\n`);
@@ -162,7 +194,7 @@ export async function serverInit(argv: string[]): Promise<number> {
       say(`      ${up.detail}`);
     }
     const rest = units.filter((u) => u !== "llmgw-temporal");
-    startUnits(layout, rest, c.temporal !== "dev");
+    startUnits(layout, rest, c.temporal === "external");
     say(`      started ${rest.join(", ")}`);
     if (c.waitS > 0) {
       say(`      waiting for the gateway to answer on port ${c.clientPort}`);

@@ -8,8 +8,11 @@ import { renderUnits, type UnitName } from "../units.ts";
 import type { Layout } from "./layout.ts";
 
 /** Writes the named units into the layout's unit directory; returns their files. */
-export function writeUnits(layout: Layout, names: readonly UnitName[], temporal?: { cli: string; port: number }): string[] {
-  const all = renderUnits({ node: process.execPath, bin: LLMGW_BIN, user: layout.user, dataDir: layout.dataDir, envFile: layout.settingsFile, ...(temporal ? { temporal: temporal.cli, temporalPort: temporal.port } : {}) });
+export type TemporalUnit = { cli: string; port: number } | { server: string; ui: string; configDir: string };
+
+export function writeUnits(layout: Layout, names: readonly UnitName[], temporal?: TemporalUnit): string[] {
+  const t = !temporal ? {} : "cli" in temporal ? { temporal: temporal.cli, temporalPort: temporal.port } : { temporalServer: temporal };
+  const all = renderUnits({ node: process.execPath, bin: LLMGW_BIN, user: layout.user, dataDir: layout.dataDir, envFile: layout.settingsFile, ...t });
   fs.mkdirSync(layout.unitDir, { recursive: true });
   return names.map((n) => {
     const file = path.join(layout.unitDir, `${n}.service`);

@@ -22,7 +22,7 @@ echo "$*" >> ${calls}
 case "$1" in
   show)
     case "$2" in
-      llmgw-temporal.service) echo LoadState=not-found; echo ActiveState=inactive; echo SubState=dead; echo MainPID=0; echo NRestarts=0; echo ActiveEnterTimestamp= ;;
+      llmgw-temporal.service|llmgw-temporal-ui.service) echo LoadState=not-found; echo ActiveState=inactive; echo SubState=dead; echo MainPID=0; echo NRestarts=0; echo ActiveEnterTimestamp= ;;
       llmgw-agent.service) echo LoadState=loaded; echo ActiveState=activating; echo SubState=auto-restart; echo MainPID=0; echo NRestarts=3; echo ActiveEnterTimestamp= ;;
       *) echo LoadState=loaded; echo ActiveState=active; echo SubState=running; echo MainPID=4242; echo NRestarts=0; echo "ActiveEnterTimestamp=Wed 2026-12-02 10:00:00 UTC" ;;
     esac ;;
