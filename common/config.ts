@@ -82,6 +82,8 @@ const schema = z.object({
     .refine((ps) => ps.every((p) => Number.isInteger(p) && p >= 1 && p <= 65535), "a comma list of ports"),
   LLMGW_ENGINE_PORT_MAX: port.default(18999),
   LLMGW_HEARTBEAT_MS: z.coerce.number().int().positive().default(2000),
+  /** How long the gateway trusts a key it read from the store before reading it again (a revocation evicts it at once). */
+  LLMGW_KEY_CACHE_MS: z.coerce.number().int().min(1000).max(3_600_000).default(60_000),
   /** A node unheard from this long is lost: its replicas are placed elsewhere. */
   LLMGW_NODE_LOST_MS: z.coerce.number().int().positive().default(30_000),
   /** How often the fleet watch looks for lost nodes and dead engines. */

@@ -74,7 +74,7 @@ export async function startGateway(): Promise<Gateway> {
     loadWeights: async () => Object.fromEntries(Object.entries(await weightsConn.hgetall(WEIGHTS_KEY)).map(([m, w]) => [m, JSON.parse(w) as Record<string, number>])),
   });
   await registry.start();
-  const keys = new KeyCache(db);
+  const keys = new KeyCache(db, c.LLMGW_KEY_CACHE_MS);
   const metrics = new GatewayMetrics();
   const temporal = await temporalClient();
   const waker = new Waker({ temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, redis: weightsConn, registry, metrics: metrics.registry, waitMs: c.LLMGW_WAKE_WAIT_MS });

@@ -21,7 +21,8 @@ export interface KeyInfo {
 
 type Entry = { info: KeyInfo | null; until: number };
 
-const HIT_TTL_MS = 60_000;
+/** The default of LLMGW_KEY_CACHE_MS: how long a found key is trusted before the store is asked again. */
+export const HIT_TTL_MS = 60_000;
 /** Unknown keys are remembered briefly too, so a client retrying a wrong key can't hammer the store. */
 const MISS_TTL_MS = 2_000;
 const MAX_ENTRIES = 100_000;
@@ -35,7 +36,10 @@ export class KeyCache {
   /** Lookups answered from an expired entry because the store could not be read. */
   staleServed = 0;
 
-  constructor(private readonly db: PrismaClient) {}
+  constructor(
+    private readonly db: PrismaClient,
+    private readonly hitTtlMs = HIT_TTL_MS,
+  ) {}
 
   async lookup(key: string): Promise<KeyInfo | null> {
     const hash = sha256Hex(key);
@@ -91,7 +95,7 @@ export class KeyCache {
         }
       : null;
     if (this.entries.size >= MAX_ENTRIES) this.entries.clear();
-    this.entries.set(hash, { info, until: Date.now() + (info ? HIT_TTL_MS : MISS_TTL_MS) });
+    this.entries.set(hash, { info, until: Date.now() + (info ? this.hitTtlMs : MISS_TTL_MS) });
     return info;
   }
 }

@@ -1,9 +1,11 @@
 // Operations finish whatever crashes meanwhile. While a serve (a scale-up), a rolling upgrade and a
-// canary each wait for their new engines, the Temporal worker, an agent, the gateway and the
-// Temporal server itself are killed in turn (SIGKILL) and started again; each time the operation
-// completes, exactly the wanted engines of the wanted version run, and a load through the gateway
-// sees no failure except while the gateway itself is down. The Temporal server is one of this
-// file's own, so its outage touches no other test.
+// canary, one of each at once on three models, wait for their new engines, the Temporal worker, an
+// agent, the gateway and the Temporal server itself are killed in turn (SIGKILL) and started again;
+// each time every operation completes, exactly the wanted engines of the wanted version run, and a
+// load through the gateway sees no failure except while the gateway itself is down. The Temporal
+// server is one of this file's own, so its outage touches no other test. One platform serves all
+// three models: a crash meets the three operations together, so each process restart and platform
+// start is paid once rather than once per kind.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI from "openai";
@@ -22,8 +24,11 @@ interface Operation {
   afterwards?(p: Platform, model: string): Promise<void>;
 }
 
-/** Engines that take 4 s to load, so the operation surely waits for them when the crash comes. */
-const slow = { engine: "sim", args: ["--load-delay-ms", "4000"] };
+/**
+ * Engines that take 10 s to load, so each operation surely still waits for them when the crash
+ * comes: the three start together, and the crash waits until all three are waiting at once.
+ */
+const slow = { engine: "sim", args: ["--load-delay-ms", "10000"] };
 
 const operations: Operation[] = [
   {
@@ -60,12 +65,6 @@ async function restart(p: Platform, process: ProcessName): Promise<void> {
   await p.start(process);
 }
 
-let temporal: ThrowawayTemporal;
-before(async () => {
-  temporal = await startThrowawayTemporal();
-});
-after(() => temporal?.destroy());
-
 const crashes: { name: string; gatewayDown?: boolean; run(p: Platform): Promise<void> }[] = [
   { name: "its Temporal worker being killed", run: (p) => restart(p, "worker-temporal") },
   { name: "the agent being killed (its engines keep serving and are adopted)", run: (p) => restart(p, "agent") },
@@ -73,73 +72,97 @@ const crashes: { name: string; gatewayDown?: boolean; run(p: Platform): Promise<
   { name: "the Temporal server being killed and restarted on its file", run: async () => temporal.kill(2) },
 ];
 
-for (const op of operations) {
-  describe(`durability of a ${op.kind}`, () => {
-    let p: Platform;
-    let key: string;
-    const model = uniqueModel(`durable-${op.kind}`);
-    let version = 1;
+let temporal: ThrowawayTemporal;
 
-    before(async () => {
-      p = await startPlatform({ env: { TEMPORAL_ADDRESS: temporal.address } });
-      await p.ctl(["projects", "create", "dur"]);
-      key = (JSON.parse((await p.ctl(["keys", "create", "--project", "dur", "--json"])).stdout) as { key: string }).key;
-      assert.equal((await p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", String(REPLICAS), "--wait"])).code, 0);
-      current.set(model, "v1");
-    });
-    after(async () => {
-      await p?.stop();
-    });
+describe("durability of a serve, an upgrade and a canary", () => {
+  let p: Platform;
+  let key: string;
+  const models = new Map(operations.map((op) => [op.kind, uniqueModel(`durable-${op.kind}`)]));
+  let version = 1;
 
-    /** Runs the operation towards the next version; `crash` runs while it waits for its new engines. */
-    async function through(crash: (p: Platform) => Promise<void>, opts: { gatewayDown?: boolean } = {}) {
-      const target = op.kind === "serve" ? current.get(model)! : `v${++version}`;
-      const client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
-      let going = true;
-      let gatewayDown = false;
-      const failures: string[] = [];
-      let sent = 0;
-      const load = (async () => {
-        while (going) {
-          sent++;
-          const down = gatewayDown;
-          try {
-            await client.chat.completions.create({ model, messages: [{ role: "user", content: `d${sent}` }], max_tokens: 2 });
-          } catch (err) {
-            if (!down && !gatewayDown) failures.push((err as Error).message);
-            else await new Promise((r) => setTimeout(r, 100));
-          }
-        }
-      })();
-      const operationId = await op.start(p, model, target);
-      await waitFor(`the ${op.kind} to wait for a new engine`, async () => {
-        const o = await p.admin<{ progress: { phase: string } | null }>("GET", `/operations/${operationId}`);
-        return o.progress?.phase === "waiting-ready";
-      }, 60_000, 100);
-      if (opts.gatewayDown) gatewayDown = true;
-      await crash(p);
-      if (opts.gatewayDown) {
-        await waitFor("the gateway to answer again", async () => (await fetch(`${p.adminUrl}/health`)).ok, 60_000);
-        gatewayDown = false;
-      }
-      const final = await waitFor(`the ${op.kind} to finish`, async () => {
-        const o = await p.admin<{ status: string; error: string | null; progress: { canary?: { decision: { decision: string; reason: string } | null } } | null }>("GET", `/operations/${operationId}`).catch(() => null);
-        return o && o.status !== "RUNNING" ? o : null;
-      }, 180_000, 250);
-      going = false;
-      await load;
-      assert.equal(final.status, "COMPLETED", final.error ?? "");
-      if (op.kind === "canary") assert.equal(final.progress?.canary?.decision?.decision, "promoted", JSON.stringify(final.progress?.canary?.decision));
-      current.set(model, target);
-      const m = await p.admin<{ replicas: { version: string; state: string }[] }>("GET", `/models/${model}`);
-      assert.deepEqual(m.replicas.map((r) => `${r.version}:${r.state}`), Array(op.replicas).fill(`${target}:ready`));
-      await waitFor(`exactly ${op.replicas} engines`, async () => p.enginePids(model).length === op.replicas, 20_000);
-      assert.deepEqual(failures, [], `${failures.length} of ${sent} requests failed`);
-      await op.afterwards?.(p, model);
-    }
-
-    for (const c of crashes) {
-      it(`survives ${c.name}`, () => through(c.run, { gatewayDown: c.gatewayDown }));
-    }
+  before(async () => {
+    temporal = await startThrowawayTemporal();
+    p = await startPlatform({ env: { TEMPORAL_ADDRESS: temporal.address } });
+    key = (await p.newKey({ project: "dur" })).key;
+    await Promise.all(
+      [...models.values()].map(async (model) => {
+        assert.equal((await p.ctl(["model", "serve", model, "--engine", "sim", "--version", "v1", "--replicas", String(REPLICAS), "--wait"])).code, 0);
+        current.set(model, "v1");
+      }),
+    );
   });
-}
+  after(async () => {
+    await p?.stop();
+    temporal?.destroy();
+  });
+
+  /** Runs each operation towards its model's next version; `crash` runs while all three wait for their new engines. */
+  async function through(crash: (p: Platform) => Promise<void>, opts: { gatewayDown?: boolean } = {}) {
+    const target = `v${++version}`;
+    const client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, maxRetries: 0 });
+    let going = true;
+    let gatewayDown = false;
+    const failures = new Map(operations.map((op) => [op.kind, [] as string[]]));
+    let sent = 0;
+    // One request after another, to each model in turn.
+    const load = (async () => {
+      while (going) {
+        const op = operations[sent++ % operations.length]!;
+        const down = gatewayDown;
+        try {
+          await client.chat.completions.create({ model: models.get(op.kind)!, messages: [{ role: "user", content: `d${sent}` }], max_tokens: 2 });
+        } catch (err) {
+          if (!down && !gatewayDown) failures.get(op.kind)!.push((err as Error).message);
+          else await new Promise((r) => setTimeout(r, 100));
+        }
+      }
+    })();
+    const targetOf = (op: Operation) => (op.kind === "serve" ? current.get(models.get(op.kind)!)! : target);
+    const ids = await Promise.all(operations.map((op) => op.start(p, models.get(op.kind)!, targetOf(op))));
+    await waitFor("the serve, the upgrade and the canary to wait for new engines at once", async () => {
+      const os = await Promise.all(ids.map((id) => p.admin<{ status: string; progress: { phase: string } | null }>("GET", `/operations/${id}`)));
+      return os.every((o) => o.status === "RUNNING" && o.progress?.phase === "waiting-ready");
+    }, 60_000, 100);
+    if (opts.gatewayDown) gatewayDown = true;
+    await crash(p);
+    if (opts.gatewayDown) {
+      await waitFor("the gateway to answer again", async () => (await fetch(`${p.adminUrl}/health`)).ok, 60_000);
+      gatewayDown = false;
+    }
+    const finals = await Promise.all(
+      operations.map((op, i) =>
+        waitFor(`the ${op.kind} to finish`, async () => {
+          const o = await p.admin<{ status: string; error: string | null; progress: { canary?: { decision: { decision: string; reason: string } | null } } | null }>("GET", `/operations/${ids[i]}`).catch(() => null);
+          return o && o.status !== "RUNNING" ? o : null;
+        }, 180_000, 250),
+      ),
+    );
+    going = false;
+    await load;
+    // Each operation judged on its own, and the models put back before any verdict, so one kind's
+    // failure is reported without leaving the next crash's operations a model in the wrong state.
+    const problems: string[] = [];
+    for (const [i, op] of operations.entries()) {
+      const model = models.get(op.kind)!;
+      const final = finals[i]!;
+      try {
+        assert.equal(final.status, "COMPLETED", final.error ?? "");
+        if (op.kind === "canary") assert.equal(final.progress?.canary?.decision?.decision, "promoted", JSON.stringify(final.progress?.canary?.decision));
+        current.set(model, targetOf(op));
+        const m = await p.admin<{ replicas: { version: string; state: string }[] }>("GET", `/models/${model}`);
+        assert.deepEqual(m.replicas.map((r) => `${r.version}:${r.state}`), Array(op.replicas).fill(`${targetOf(op)}:ready`));
+        await waitFor(`exactly ${op.replicas} engines`, async () => p.enginePids(model).length === op.replicas, 20_000);
+        const failed = failures.get(op.kind)!;
+        assert.deepEqual(failed, [], `${failed.length} of its model's ${Math.ceil(sent / operations.length)} requests failed`);
+      } catch (err) {
+        problems.push(`the ${op.kind}: ${(err as Error).message}`);
+      }
+    }
+    await Promise.all(operations.map((op) => op.afterwards?.(p, models.get(op.kind)!)));
+    assert.deepEqual(problems, []);
+  }
+
+  for (const c of crashes) {
+    it(`each survives ${c.name}`, () => through(c.run, { gatewayDown: c.gatewayDown }));
+  }
+});

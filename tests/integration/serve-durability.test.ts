@@ -5,8 +5,8 @@
 // must not find it nondeterministic).
 import assert from "node:assert/strict";
 import { fileURLToPath } from "node:url";
-import { after, before, it } from "node:test";
-import { Worker } from "@temporalio/worker";
+import { after, before, describe, it } from "node:test";
+import { bundleWorkflowCode, DefaultLogger, Worker, type WorkflowBundle } from "@temporalio/worker";
 import { waitFor } from "../../common/children.ts";
 import { temporalClient } from "../../common/temporal.ts";
 import { evacuateSignal, repairSignal, settingsSignal, wakeSignal } from "../../workflows/messages.ts";
@@ -90,31 +90,52 @@ const signals = {
   wake: () => [wakeSignal, { reason: "a request for a sleeping model" }],
 } as const;
 const orders = { repair: ["update", "signal"], settings: ["update", "signal"], evacuate: ["update"], wake: ["update"] } as const;
-for (const [name, args] of Object.entries(signals)) for (const first of orders[name as keyof typeof orders]) {
-  it(`a model's workflow that took a ${name} signal and a serve update in one task replays (the ${first} sent first)`, async () => {
-    const model = uniqueModel("replay");
-    const serve = () => p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { engine: "sim", replicas: 1 });
-    const complete = (operationId: string) =>
-      waitFor(`${operationId} to complete`, async () => {
-        const op = await p.admin<Op>("GET", `/operations/${operationId}`);
-        if (op.status === "FAILED") throw new Error(`${operationId} failed`);
-        return op.status === "COMPLETED";
-      }, 120_000, 250);
-    await complete((await serve()).operationId);
-    // With no worker, the update waits and the repair signal (what the fleet watch sends when an
+const cases = Object.entries(orders).flatMap(([name, firsts]) => firsts.map((first) => ({ name: name as keyof typeof signals, first, model: uniqueModel("replay") })));
+
+// The six cases share one worker outage (a worker start and a workflow bundle cost seconds each):
+// every model is served, the worker killed, each case's signal and update sent in its order, and one
+// new worker gets each model's pair in one workflow task.
+describe("a model's workflow with a signal and a serve update in one task", () => {
+  const served = new Map<string, Promise<{ operationId: string }>>();
+  let bundle: Promise<WorkflowBundle>;
+  let temporal: Awaited<ReturnType<typeof temporalClient>>;
+  const serve = (model: string) => p.admin<{ operationId: string }>("POST", `/models/${model}/serve`, { engine: "sim", replicas: 1 });
+  const complete = (operationId: string) =>
+    waitFor(`${operationId} to complete`, async () => {
+      const op = await p.admin<Op>("GET", `/operations/${operationId}`);
+      if (op.status === "FAILED") throw new Error(`${operationId} failed`);
+      return op.status === "COMPLETED";
+    }, 120_000, 250);
+
+  before(async () => {
+    // The bundle a fresh worker replays with, made once while the models come up.
+    bundle = bundleWorkflowCode({ workflowsPath: fileURLToPath(new URL("../../workflows/index.ts", import.meta.url)), logger: new DefaultLogger("WARN") });
+    bundle.catch(() => undefined);
+    await Promise.all(cases.map(async (c) => complete((await serve(c.model)).operationId)));
+    // With no worker, the update waits and the signal (a repair is what the fleet watch sends when an
     // engine dies) lands beside it: the next worker gets both in one workflow task, as `llmgw up`
     // did when run again over a served model (the update first there).
     await p.kill("worker-temporal", "SIGKILL");
-    const temporal = await temporalClient();
-    try {
-      const handle = temporal.client.workflow.getHandle(modelWorkflowId(model));
-      const signal = () => (handle.signal as (...a: unknown[]) => Promise<void>)(...args());
-      if (first === "signal") await signal();
-      const served = serve();
-      await new Promise((r) => setTimeout(r, 1000));
-      if (first === "update") await signal();
-      await p.start("worker-temporal");
-      await complete((await served).operationId);
+    temporal = await temporalClient();
+    const signal = (c: (typeof cases)[number]) => (temporal.client.workflow.getHandle(modelWorkflowId(c.model)).signal as (...a: unknown[]) => Promise<void>)(...signals[c.name]());
+    for (const c of cases) if (c.first === "signal") await signal(c);
+    for (const c of cases) {
+      const s = serve(c.model);
+      s.catch(() => undefined);
+      served.set(c.model, s);
+    }
+    await new Promise((r) => setTimeout(r, 1000));
+    for (const c of cases) if (c.first === "update") await signal(c);
+    await p.start("worker-temporal");
+  });
+  after(async () => {
+    await temporal?.close();
+  });
+
+  for (const c of cases) {
+    it(`took a ${c.name} signal and a serve update in one task and replays (the ${c.first} sent first)`, async () => {
+      await complete((await served.get(c.model)!).operationId);
+      const handle = temporal.client.workflow.getHandle(modelWorkflowId(c.model));
       const history = await handle.fetchHistory();
       // Each event by the attributes it carries: "workflowTaskStarted" and so on.
       const kinds = history.events!.map((e) => Object.keys(e).find((k) => k.endsWith("EventAttributes") && e[k as keyof typeof e] != null)?.replace("EventAttributes", ""));
@@ -123,9 +144,7 @@ for (const [name, args] of Object.entries(signals)) for (const first of orders[n
       assert.ok(signalled > 0 && taskStarted > signalled, "the signal is in the history");
       assert.equal(kinds[kinds.indexOf("workflowTaskCompleted", taskStarted) + 1], "workflowExecutionUpdateAccepted", "the signal and the update came in one task");
       // A fresh worker replays it from the start: the whole history, no cache.
-      await Worker.runReplayHistory({ workflowsPath: fileURLToPath(new URL("../../workflows/index.ts", import.meta.url)) }, history, modelWorkflowId(model));
-    } finally {
-      await temporal.close();
-    }
-  });
-}
+      await Worker.runReplayHistory({ workflowBundle: await bundle }, history, modelWorkflowId(c.model));
+    });
+  }
+});

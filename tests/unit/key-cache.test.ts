@@ -45,6 +45,23 @@ describe("the key cache while the store is away", () => {
     }
   });
 
+  it("trusts a found key for its given lifetime (LLMGW_KEY_CACHE_MS), then reads it again", async () => {
+    mock.timers.enable({ apis: ["Date"], now: 0 });
+    try {
+      const { s, db } = store();
+      const keys = new KeyCache(db, 10_000);
+      await keys.lookup("sk-c");
+      mock.timers.tick(9_000);
+      await keys.lookup("sk-c");
+      assert.equal(s.reads, 1, "within its lifetime: from memory");
+      mock.timers.tick(2_000);
+      await keys.lookup("sk-c");
+      assert.equal(s.reads, 2);
+    } finally {
+      mock.timers.reset();
+    }
+  });
+
   it("fails a key it never saw, and does not bring back an evicted one", async () => {
     const { s, db } = store();
     const keys = new KeyCache(db);
