@@ -132,7 +132,9 @@ async function ownCall(deps: McpDeps, key: McpCaller, grants: string[], name: st
   try {
     result = await deps.own.call(key, grants, name, args, ctx);
   } catch (err) {
-    done(ctx.signal.aborted ? "cancelled" : err instanceof McpError && err.code === ErrorCode.InvalidParams && err.message.includes("unknown tool") ? "denied" : "upstream_error");
+    // Not granted (or not there), arguments refused, or the platform failed.
+    const refused = err instanceof McpError && err.code === ErrorCode.InvalidParams;
+    done(ctx.signal.aborted ? "cancelled" : refused && err.message.includes("unknown tool: ") ? "denied" : refused ? "tool_error" : "upstream_error");
     throw err;
   }
   done(result.isError ? "tool_error" : "ok");

@@ -2,7 +2,8 @@
 // agent, the ComfyUI stand-in engine): llmgw-admin's read-only tools answer for staff (a key granted
 // llmgw-admin by name) from the platform as the admin API sees it, and nobody else sees them (not
 // even a key granted `*`); llmgw.images.generate makes a picture, reporting progress, under the
-// key's model grants; llmgw.jobs.status and llmgw.files.get read the job and the picture back.
+// key's model grants; llmgw.jobs.status and llmgw.files.get read the job and the picture back, and
+// llmgw.3d.generate makes a mesh of it.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
@@ -104,6 +105,9 @@ describe("llmgw's own tools on /mcp", () => {
     assert.deepEqual([job.status, job.model], ["completed", model]);
     const file = (await c.callTool({ name: "llmgw.files.get", arguments: { id: made.files[0]!.id } })) as CallToolResult;
     assert.equal((file.content[0] as { data: string }).data, image!.data);
+    const mesh = (await c.callTool({ name: "llmgw.3d.generate", arguments: { model, file_id: made.files[0]!.id, resolution: 64, steps: 2 } }, CallToolResultSchema, { timeout: 120_000 })) as CallToolResult;
+    assert.ok(!mesh.isError, text(mesh));
+    assert.equal(json<{ files: { content_type: string }[] }>(mesh).files[0]?.content_type, "model/gltf-binary");
     const audited = await db.auditEvent.findFirst({ where: { action: "mcp.call", target: "llmgw.images.generate", actor: `key:${everything.id}` } });
     assert.equal((audited?.after as { outcome?: string } | null)?.outcome, "ok");
   });
@@ -111,6 +115,6 @@ describe("llmgw's own tools on /mcp", () => {
   it("holds llmgw's media tools to the key's model grants", async () => {
     const r = await (await connect(otherModels.key)).callTool({ name: "llmgw.images.generate", arguments: { model, prompt: "x", size: "64x64" } });
     assert.ok(r.isError && /may not use model/.test(text(r)), text(r));
-    assert.equal(await db.job.count({ where: { model, projectId: (await db.project.findUniqueOrThrow({ where: { name: "agents" } })).id } }), 1, "no job was made");
+    assert.equal(await db.job.count({ where: { model, projectId: (await db.project.findUniqueOrThrow({ where: { name: "agents" } })).id } }), 2, "no job was made (the picture and the mesh were)");
   });
 });
