@@ -29,6 +29,9 @@ import { ResponseStore } from "./client-api/responses/store.ts";
 import { startControlServer } from "./control-grpc/server.ts";
 import { GatewayMetrics } from "./metrics.ts";
 import { startMcp, withMcp } from "./mcp/gateway.ts";
+import { adminReads } from "./admin-api/reads.ts";
+import { agentClient, type AgentApi } from "../agent/client.ts";
+import { perNode, type NodeRef } from "../activities/deps.ts";
 import { IdentityProviders } from "./people/sign-in-settings.ts";
 import { EndpointRegistry } from "./router/registry.ts";
 import { engineKey } from "../common/engine-key.ts";
@@ -122,10 +125,26 @@ export async function startGateway(): Promise<Gateway> {
   const peopleAdmin = adminApi({ ...adminOpts, adminToken: null });
   // Sign-in (gateway/client-api/auth-routes.ts): redirect URIs are made from the public URL, by default this port's.
   let publicUrl = c.LLMGW_PUBLIC_URL ? new URL(c.LLMGW_PUBLIC_URL) : undefined;
-  const auth = authRoutes({ db, redis: usageConn, sessions, providers: IdentityProviders.fromFile(c.LLMGW_SIGN_IN_FILE), publicUrl: () => publicUrl! });
+  const providers = IdentityProviders.fromFile(c.LLMGW_SIGN_IN_FILE);
+  const auth = authRoutes({ db, redis: usageConn, sessions, providers, publicUrl: () => publicUrl! });
   const clientApp = clientApi({ ...clientDeps, auth });
   const front = (req: http.IncomingMessage, res: http.ServerResponse) => (req.url === "/api/v1" || req.url?.startsWith("/api/v1/") || req.url?.startsWith("/api/v1?") ? peopleAdmin(req, res) : clientApp(req, res));
-  const mcp = startMcp({ db, redis: usageConn, keys, guard, metrics: metrics.registry, breakerMs: c.LLMGW_MCP_BREAKER_MS, stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS });
+  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md); llmgw-admin's node_logs reaches agents with it too.
+  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
+  const agents = new Map<string, AgentApi>();
+  const agentFor = (node: NodeRef) => perNode(agents, node, (t) => agentClient(t, clusterToken, tls));
+  const mcp = startMcp({
+    db,
+    redis: usageConn,
+    keys,
+    guard,
+    metrics: metrics.registry,
+    breakerMs: c.LLMGW_MCP_BREAKER_MS,
+    stdioLifetimeMs: c.LLMGW_MCP_STDIO_LIFETIME_MS,
+    admin: adminReads(db, temporal.client, agentFor),
+    media: { jobs: clientDeps.jobs, guard, waker },
+    oauth: { providers, resource: () => new URL("/mcp", publicUrl) },
+  });
   const client = await listen(withMcp(mcp, withHotPath(clientDeps, front)), c.LLMGW_HOST, c.LLMGW_CLIENT_PORT);
   publicUrl ??= new URL(`http://${c.LLMGW_HOST.includes(":") ? `[${c.LLMGW_HOST}]` : c.LLMGW_HOST}:${portOf(client)}`);
   if (!c.LLMGW_PUBLIC_URL && c.LLMGW_SIGN_IN_FILE && !/^(127\.|localhost$|::1$)/.test(c.LLMGW_HOST)) log.warn("sign-in is configured but LLMGW_PUBLIC_URL is not: redirect URIs name this gateway's own address", { publicUrl: publicUrl.href });
@@ -136,8 +155,6 @@ export async function startGateway(): Promise<Gateway> {
   });
   jsonFallbacks(metricsApp);
   const metricsServer = await listen(metricsApp, c.LLMGW_HOST, c.LLMGW_METRICS_PORT);
-  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md).
-  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
   const control = await startControlServer({ db, token: clusterToken, tls, host: c.LLMGW_HOST, port: c.LLMGW_CONTROL_PORT, heartbeatMs: c.LLMGW_HEARTBEAT_MS });
 
   const gw: Gateway = {
@@ -147,6 +164,7 @@ export async function startGateway(): Promise<Gateway> {
     controlPort: control.port,
     async close() {
       await mcp.close();
+      for (const a of agents.values()) a.close();
       auth.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
       tls?.close();

@@ -55,6 +55,13 @@ function impossibleProfiles(entry: ModelEntry, fleet: FleetNode[]): string[] {
   return out;
 }
 
+/** Where `count` replicas of the model would go (GET /models/{name}/placement; the MCP gateway's llmgw-admin tools too). */
+export async function explainPlacement(db: PrismaClient, name: string, count: number, version = "") {
+  const fleet = await fleetView({ db, nodeFreshMs: NODE_FRESH_MS }, name);
+  const need = await requirementFor({ db }, name, version, count, []);
+  return { ...place(fleet, need), need: { per_gpu_mib: need.memory.perGpuMiB, gpus_per_replica: need.gpusPerReplica, basis: need.memory.basis } };
+}
+
 /** An on-demand model's idle watch starts (or reads a new idle_after); a model never served has no workflow yet. */
 export async function startIdleWatch(temporal: Client, name: string): Promise<void> {
   await temporal.workflow
@@ -114,9 +121,7 @@ export function catalogRoutes(db: PrismaClient, temporal: Client): Router {
   r.get("/models/:name/placement", async (req, res) => {
     const name = modelNameParam(req.params.name);
     const { replicas: count, version = "" } = check(placementQuery, req.query);
-    const fleet = await fleetView({ db, nodeFreshMs: NODE_FRESH_MS }, name);
-    const need = await requirementFor({ db }, name, version, count, []);
-    res.json({ ...place(fleet, need), need: { per_gpu_mib: need.memory.perGpuMiB, gpus_per_replica: need.gpusPerReplica, basis: need.memory.basis } });
+    res.json(await explainPlacement(db, name, count, version));
   });
 
   return r;

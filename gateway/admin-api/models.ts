@@ -73,19 +73,22 @@ export async function entityState(temporal: Client, name: string): Promise<Model
   }
 }
 
+/** GET /models's data; the MCP gateway's llmgw-admin tools read it too. */
+export async function listModels(db: PrismaClient) {
+  const rows = await db.model.findMany({ orderBy: { name: "asc" }, include: { versions: true, replicas: { include: { version: true } } } });
+  return rows.map((m) => ({
+    name: m.name,
+    versions: m.versions.map((v) => ({ version: v.version, engine: v.engine })),
+    replicas: m.replicas.map((x) => ({ id: x.id, version: x.version.version, node: x.nodeId, state: x.state, url: x.url })),
+    ready: m.replicas.filter((x) => x.state === "ready").length,
+  }));
+}
+
 export function modelRoutes(db: PrismaClient, temporal: Client, taskQueue: string): Router {
   const r = Router();
 
   r.get("/models", async (_req, res) => {
-    const rows = await db.model.findMany({ orderBy: { name: "asc" }, include: { versions: true, replicas: { include: { version: true } } } });
-    res.json({
-      data: rows.map((m) => ({
-        name: m.name,
-        versions: m.versions.map((v) => ({ version: v.version, engine: v.engine })),
-        replicas: m.replicas.map((x) => ({ id: x.id, version: x.version.version, node: x.nodeId, state: x.state, url: x.url })),
-        ready: m.replicas.filter((x) => x.state === "ready").length,
-      })),
-    });
+    res.json({ data: await listModels(db) });
   });
 
   r.get("/models/:name", async (req, res) => {

@@ -20,6 +20,12 @@ export const nodeRemoveQuery = z.strictObject({
 /** Heartbeats an agent may miss before it counts as stopped: a running agent would register its node again. */
 const MISSED_HEARTBEATS = 3;
 
+/** GET /nodes's data; the MCP gateway's llmgw-admin tools read it too. */
+export async function listNodes(db: PrismaClient) {
+  const nodes = await db.node.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { replicas: true } } } });
+  return nodes.map((n) => ({ id: n.id, address: n.address, cordoned: n.cordoned, lastSeen: n.lastSeen, replicas: n._count.replicas, labels: n.labels, inventory: n.inventory }));
+}
+
 export function nodeRoutes(db: PrismaClient, temporal: Client, taskQueue: string): Router {
   const r = Router();
 
@@ -33,10 +39,7 @@ export function nodeRoutes(db: PrismaClient, temporal: Client, taskQueue: string
   };
 
   r.get("/nodes", async (_req, res) => {
-    const nodes = await db.node.findMany({ orderBy: { id: "asc" }, include: { _count: { select: { replicas: true } } } });
-    res.json({
-      data: nodes.map((n) => ({ id: n.id, address: n.address, cordoned: n.cordoned, lastSeen: n.lastSeen, replicas: n._count.replicas, labels: n.labels, inventory: n.inventory })),
-    });
+    res.json({ data: await listNodes(db) });
   });
 
   for (const [action, cordoned] of [["cordon", true], ["uncordon", false]] as const) {

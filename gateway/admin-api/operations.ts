@@ -17,26 +17,30 @@ function innermost(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** An operation's status and progress (GET /operations/{id}; the MCP gateway's llmgw-admin tools too). */
+export async function operationStatus(temporal: Client, id: string) {
+  const handle = temporal.workflow.getHandle(id);
+  let status: string;
+  try {
+    status = (await handle.describe()).status.name;
+  } catch (err) {
+    if (!(err instanceof WorkflowNotFoundError)) throw err;
+    // Accepted but not started yet: the model's workflow holds it in its queue.
+    const state = await entityState(temporal, id.split("/")[1] ?? "");
+    if (!state?.operations.some((o) => o.id === id)) throw new AdminError(404, `no operation '${id}'`, "id");
+    return { id, status: "QUEUED", progress: null, error: null, uiUrl: workflowUiUrl(id) };
+  }
+  const progress = await handle.query(progressQuery).catch(() => null);
+  const error = status === "FAILED" ? await handle.result().then(() => null, (e: Error) => innermost(e)) : null;
+  return { id, status, progress, error, uiUrl: workflowUiUrl(id) };
+}
+
 export function operationRoutes(temporal: Client): Router {
   const r = Router();
 
   // Operation ids hold slashes (model/NAME/serve/3), hence the wildcard.
   r.get("/operations/*id", async (req, res) => {
-    const id = (req.params as { id: string[] }).id.join("/");
-    const handle = temporal.workflow.getHandle(id);
-    let status: string;
-    try {
-      status = (await handle.describe()).status.name;
-    } catch (err) {
-      if (!(err instanceof WorkflowNotFoundError)) throw err;
-      // Accepted but not started yet: the model's workflow holds it in its queue.
-      const state = await entityState(temporal, id.split("/")[1] ?? "");
-      if (!state?.operations.some((o) => o.id === id)) throw new AdminError(404, `no operation '${id}'`, "id");
-      return void res.json({ id, status: "QUEUED", progress: null, error: null, uiUrl: workflowUiUrl(id) });
-    }
-    const progress = await handle.query(progressQuery).catch(() => null);
-    const error = status === "FAILED" ? await handle.result().then(() => null, (e: Error) => innermost(e)) : null;
-    res.json({ id, status, progress, error, uiUrl: workflowUiUrl(id) });
+    res.json(await operationStatus(temporal, (req.params as { id: string[] }).id.join("/")));
   });
 
   r.post("/operations/*id/:action", async (req, res) => {

@@ -7,7 +7,8 @@ import { z } from "zod";
 import { BatchLineError, checkBatchFile } from "../../common/batch-lines.ts";
 import type { File } from "../../common/db.ts";
 import { ApiError } from "../errors.ts";
-import { filePath, newFileId, ownedFile, type FilesDeps } from "../jobs/file-store.ts";
+import { contentType, filePath, newFileId, ownedFile, type FilesDeps } from "../jobs/file-store.ts";
+export { FILE_CONTENT_TYPES } from "../jobs/file-store.ts";
 import type { Authed } from "./context.ts";
 import { wrap } from "./express-util.ts";
 import { MAX_FIELD_BYTES, MAX_FIELDS, MultipartError, isMultipart, receiveMultipart } from "./files-multipart.ts";
@@ -112,9 +113,3 @@ async function checkBatchUpload(file: string): Promise<void> {
   }
 }
 
-/** A download's type by its name's extension; any other is application/octet-stream. */
-export const FILE_CONTENT_TYPES: Record<string, string> = { ".jsonl": "application/jsonl", ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" };
-
-function contentType(name: string): string {
-  return FILE_CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
-}

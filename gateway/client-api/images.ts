@@ -8,8 +8,8 @@ import express from "express";
 import { ApiError } from "../errors.ts";
 import { parseBody, wrap } from "./express-util.ts";
 import { imageRequest } from "./job-schemas.ts";
-import { comfyModel, startJob, type JobsDeps } from "../jobs/service.ts";
-import { TEXT_TO_PICTURE } from "../jobs/templates.ts";
+import type { JobsDeps } from "../jobs/service.ts";
+import { startPictures } from "../jobs/starts.ts";
 import type { GuardService } from "../guard/service.ts";
 
 /** `guard`: the prompts are checked by the input rules of the key's and model's policies, like a chat's turns. */
@@ -21,23 +21,7 @@ export function imageRoutes(deps: JobsDeps, guard?: GuardService): express.Route
       const b = parseBody(imageRequest, req.body);
       // Before anything is made: a blocked prompt never reaches a job, a redacted one is what the job and its record keep.
       if (guard) Object.assign(b, guard.checkTexts(req.key!, b.model, { prompt: b.prompt, negative_prompt: b.negative_prompt }));
-      const model = await comfyModel(deps.db, b.model);
-      const [width, height] = b.size.split("x").map(Number);
-      const seed = b.seed ?? Math.floor(Math.random() * 2 ** 32);
-      const job = await startJob(
-        deps,
-        {
-          kind: "image",
-          model,
-          projectId: req.key!.projectId,
-          keyId: req.key!.id,
-          graph: TEXT_TO_PICTURE,
-          values: { prompt: b.prompt, negative_prompt: b.negative_prompt, seed, steps: b.steps, width: width!, height: height!, n: b.n, checkpoint: model },
-          files: [],
-          output: "image",
-        },
-        { ...b, seed },
-      );
+      const job = await startPictures(deps, req.key!, b);
       let done = false;
       res.on("close", () => {
         if (!done) void job.cancel().catch(() => undefined);

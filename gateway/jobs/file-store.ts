@@ -30,3 +30,10 @@ export async function storeBytes(deps: FilesDeps, projectId: string, purpose: st
   fs.writeFileSync(where.abs, bytes, { mode: 0o600 });
   return deps.db.file.create({ data: { id, projectId, purpose, filename, bytes: BigInt(bytes.length), sha256: createHash("sha256").update(bytes).digest("hex"), path: where.rel } });
 }
+
+/** A download's type by its name's extension; any other is application/octet-stream. */
+export const FILE_CONTENT_TYPES: Record<string, string> = { ".jsonl": "application/jsonl", ".png": "image/png", ".glb": "model/gltf-binary", ".jpg": "image/jpeg", ".jpeg": "image/jpeg", ".webp": "image/webp" };
+
+export function contentType(name: string): string {
+  return FILE_CONTENT_TYPES[path.extname(name).toLowerCase()] ?? "application/octet-stream";
+}

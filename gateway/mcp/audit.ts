@@ -3,13 +3,13 @@
 import { createHash, randomUUID } from "node:crypto";
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
-import type { KeyInfo } from "../auth/key-cache.ts";
+import { actorOf, type McpCaller } from "./caller-key.ts";
 import type { Outcome } from "./metrics.ts";
 
 export const MCP_AUDIT_ACTION = "mcp.call";
 
 export interface CallRecord {
-  key: KeyInfo;
+  key: McpCaller;
   tool: string;
   argsJson: string;
   outcome: Outcome;
@@ -26,6 +26,6 @@ export function recordCall(db: PrismaClient, c: CallRecord): void {
     durationMs: Math.round(c.durationMs),
   };
   db.auditEvent
-    .create({ data: { id: randomUUID(), actor: `key:${c.key.id}`, personId: c.key.personId ?? null, action: MCP_AUDIT_ACTION, target: c.tool, after } })
+    .create({ data: { id: randomUUID(), actor: actorOf(c.key), personId: c.key.signedIn?.personId ?? c.key.personId ?? null, action: MCP_AUDIT_ACTION, target: c.tool, after } })
     .catch((err: unknown) => log.warn("MCP call not audited", { tool: c.tool, error: (err as Error).message }));
 }

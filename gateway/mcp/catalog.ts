@@ -1,6 +1,6 @@
 // The registered servers, read from the store at each list and call (a registration counts at
 // once, on every gateway), each with its upstream kept while its registration is unchanged, and
-// its tool list kept a few seconds. A server whose breaker is open lists no tools.
+// its tool list kept a few seconds. A server whose (shared) breaker is open lists no tools.
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { PrismaClient } from "../../common/db.ts";
 import { log } from "../../common/logging.ts";
@@ -48,11 +48,12 @@ export class McpCatalog {
       seen.add(row.name);
       let h = this.held.get(row.name);
       if (!h || h.version !== row.updatedAt.getTime()) {
+        // A changed registration starts with a closed breaker (one first seen keeps the shared one).
+        if (h) await this.breakers.forget(row.name);
         void h?.upstream.close();
         const spec = specOf(row);
         h = { version: row.updatedAt.getTime(), spec, upstream: this.upstreamFor(spec) };
         this.held.set(row.name, h);
-        this.breakers.forget(row.name);
       }
       out.push(h);
     }
@@ -71,15 +72,15 @@ export class McpCatalog {
   /** The server's tools, or none while it is out or when it fails to list them. */
   async tools(h: Held): Promise<Tool[]> {
     const name = h.spec.name;
-    if (!this.breakers.allows(name)) return [];
+    if ((await this.breakers.outFor(name)) > 0) return [];
     if (h.tools && h.tools.until > Date.now()) return h.tools.list;
     try {
       const list = await h.upstream.listTools(Math.min(h.spec.timeoutMs, LIST_TIMEOUT_MS));
       h.tools = { until: Date.now() + TOOLS_TTL_MS, list };
-      this.breakers.succeeded(name);
+      await this.breakers.succeeded(name);
       return list;
     } catch (err) {
-      this.breakers.failed(name, (err as Error).message);
+      await this.breakers.failed(name, (err as Error).message);
       log.warn("MCP server's tools not listed", { server: name, error: err instanceof UpstreamFailure ? err.message : String(err) });
       return [];
     }

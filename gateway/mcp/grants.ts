@@ -2,16 +2,17 @@
 // limits' rows (Limit.tools). A key may use a tool when any of them grants it; nothing granted,
 // nothing seen. Read from the store on each list and call, so a grant or its removal counts at once.
 import type { PrismaClient } from "../../common/db.ts";
-import type { KeyInfo } from "../auth/key-cache.ts";
 import { scopesOf } from "../auth/limit-book.ts";
+import type { McpCaller } from "./caller-key.ts";
 
 /** `jira.*` matches every tool of jira; `*` every tool; otherwise the exact name. */
 export function toolGranted(patterns: readonly string[], tool: string): boolean {
   return patterns.some((p) => p === "*" || (p.endsWith(".*") ? tool.startsWith(p.slice(0, -1)) : p === tool));
 }
 
-export async function grantsOf(db: PrismaClient, key: KeyInfo): Promise<string[]> {
-  const rows = await db.limit.findMany({ where: { OR: scopesOf(key) }, select: { tools: true } });
+/** A person signed in without a key: the grants of every scope they are a member of. */
+export async function grantsOf(db: PrismaClient, key: McpCaller): Promise<string[]> {
+  const rows = await db.limit.findMany({ where: { OR: [...scopesOf(key), ...(key.signedIn?.scopes ?? [])] }, select: { tools: true } });
   return [...new Set(rows.flatMap((r) => r.tools))];
 }
 

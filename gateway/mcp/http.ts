@@ -1,5 +1,7 @@
 // /mcp on the client port: Streamable HTTP (the SDK's transport, one per session), every request
-// authenticated with an llmgw key, a session bound to the key that began it. What the SDK does not
+// authenticated with an llmgw key or, where identity providers are configured, a person's access
+// token from one of them (gateway/mcp/oauth.ts; a 401 names the protected-resource metadata), a
+// session bound to the key (or person) that began it. What the SDK does not
 // see (no key, a body that is not JSON, an unknown session, a method /mcp does not take) is
 // answered here as JSON-RPC errors. Sessions answer with SSE (progress streams) unless begun at
 // /mcp?response=json; idle ones are closed.
@@ -8,8 +10,10 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import { StreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/streamableHttp.js";
 import { ErrorCode, isInitializeRequest } from "@modelcontextprotocol/sdk/types.js";
 import { log } from "../../common/logging.ts";
-import { keyFromHeaders, type KeyCache, type KeyInfo } from "../auth/key-cache.ts";
+import { keyFromHeaders, type KeyCache } from "../auth/key-cache.ts";
 import type { McpDeps } from "./calls.ts";
+import type { McpCaller } from "./caller-key.ts";
+import { isJwt, METADATA_PATH, type McpOAuth } from "./oauth.ts";
 import { sessionServer, type SessionState } from "./session-server.ts";
 
 const MAX_BODY_BYTES = 4 * 1024 * 1024;
@@ -70,18 +74,42 @@ export class McpHttp {
   constructor(
     private readonly deps: McpDeps,
     private readonly keys: KeyCache,
+    /** null: keys only (no identity provider is configured). */
+    private readonly oauth: McpOAuth | null = null,
   ) {
     this.sweeper = setInterval(() => this.sweep(), 60_000);
     this.sweeper.unref();
   }
 
-  private async authenticate(req: IncomingMessage, res: ServerResponse): Promise<KeyInfo | null> {
+  private async authenticate(req: IncomingMessage, res: ServerResponse): Promise<McpCaller | null> {
     const raw = keyFromHeaders(req.headers);
-    const info = raw ? await this.keys.lookup(raw) : null;
-    const why = !raw ? "no API key: send it as `Authorization: Bearer <key>`" : !info ? "invalid API key" : info.revoked ? "this API key was revoked" : info.expiresAt !== null && info.expiresAt <= Date.now() ? "this API key has expired" : null;
-    if (why === null) return info;
-    rpcError(res, 401, ErrorCode.InvalidRequest, why, { "www-authenticate": 'Bearer realm="llmgw"' });
+    let why: string | null;
+    if (raw && this.oauth && isJwt(raw)) {
+      const caller = await this.oauth.verify(raw);
+      if (typeof caller !== "string") return caller;
+      why = caller;
+    } else {
+      const info = raw ? await this.keys.lookup(raw) : null;
+      why = !raw ? "no API key: send it as `Authorization: Bearer <key>`" : !info ? "invalid API key" : info.revoked ? "this API key was revoked" : info.expiresAt !== null && info.expiresAt <= Date.now() ? "this API key has expired" : null;
+      if (why === null) return info;
+    }
+    // RFC 6750 and RFC 9728 §5.1: where to find how to sign in.
+    const challenge = `Bearer realm="llmgw"${this.oauth ? `, resource_metadata="${this.oauth.metadataUrl()}"` : ""}${raw ? `, error="invalid_token", error_description="${why.replace(/["\\]/g, "'")}"` : ""}`;
+    rpcError(res, 401, ErrorCode.InvalidRequest, why, { "www-authenticate": challenge });
     return null;
+  }
+
+  /** GET /.well-known/oauth-protected-resource[/mcp]: the metadata, when sign-in is configured; else on to `next`. */
+  metadata(req: IncomingMessage, res: ServerResponse, next: (req: IncomingMessage, res: ServerResponse) => void): void {
+    const path = (req.url ?? "").split("?")[0];
+    if (!this.oauth || (path !== METADATA_PATH && path !== `${METADATA_PATH}/mcp`) || (req.method !== "GET" && req.method !== "HEAD")) return next(req, res);
+    this.oauth.metadata().then(
+      (m) => res.writeHead(200, { "content-type": "application/json", "cache-control": "max-age=300", "access-control-allow-origin": "*" }).end(JSON.stringify(m)),
+      (err: unknown) => {
+        log.warn("protected-resource metadata failed", { error: (err as Error).message });
+        res.writeHead(500, { "content-type": "application/json" }).end(JSON.stringify({ error: "internal error" }));
+      },
+    );
   }
 
   /** The node request listener for /mcp. */
@@ -129,7 +157,7 @@ export class McpHttp {
     await this.begin(req, res, key, body);
   }
 
-  private async begin(req: IncomingMessage, res: ServerResponse, key: KeyInfo, body: unknown): Promise<void> {
+  private async begin(req: IncomingMessage, res: ServerResponse, key: McpCaller, body: unknown): Promise<void> {
     const json = new URL(req.url ?? "/mcp", "http://x").searchParams.get("response") === "json";
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),

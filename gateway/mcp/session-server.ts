@@ -3,15 +3,15 @@
 // the caller's cancellation passed up (the handler's signal reaches the upstream client).
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import { CallToolRequestSchema, ListToolsRequestSchema } from "@modelcontextprotocol/sdk/types.js";
-import type { KeyInfo } from "../auth/key-cache.ts";
 import { callTool, listTools, type McpDeps } from "./calls.ts";
+import type { McpCaller } from "./caller-key.ts";
 import type { Progress } from "./upstream.ts";
 
 export interface SessionState {
-  key: KeyInfo;
+  key: McpCaller;
 }
 
-const INSTRUCTIONS = "Tools of the company's servers, named <server>.<tool>, as far as your key is granted them.";
+const INSTRUCTIONS = "Tools of the company's servers, named <server>.<tool>, as far as your key is granted them; llmgw.* makes pictures, meshes and workflow runs; llmgw-admin.* reads the cluster (staff).";
 
 export function sessionServer(deps: McpDeps, state: SessionState): Server {
   const server = new Server({ name: "llmgw", version: "1" }, { capabilities: { tools: {} }, instructions: INSTRUCTIONS });

@@ -23,7 +23,8 @@ export const upstreamUrl = z.url({ protocol: /^https?$/, error: "an http:// or h
 });
 
 const common = {
-  name: mcpServerName,
+  // llmgw's own tools are named under these (gateway/mcp/own.ts).
+  name: mcpServerName.refine((n) => n !== "llmgw" && n !== "llmgw-admin", "llmgw and llmgw-admin are the names of llmgw's own tools; choose another"),
   timeout: durationMs.default(30_000),
   ratePerMin: z.number().int().min(1).max(1_000_000).nullable().default(null),
 };

@@ -57,6 +57,12 @@ export class OidcProvider {
     return new OidcProvider(s, config);
   }
 
+  /** The issuer and JWKS its metadata names (an MCP client's access tokens are checked against them). */
+  get keys(): { issuer: string; jwksUri: string | undefined } {
+    const m = this.config.serverMetadata();
+    return { issuer: m.issuer, jwksUri: m.jwks_uri };
+  }
+
   /** The provider's URL to send the browser to, and what to keep until it comes back. */
   async start(redirectUri: string): Promise<{ url: string; pending: PendingSignIn }> {
     const pending: PendingSignIn = { state: client.randomState(), nonce: client.randomNonce(), codeVerifier: client.randomPKCECodeVerifier(), redirectUri };

@@ -36,6 +36,11 @@ export interface OpClient {
    * wrong audience or issuer).
    */
   forgeIdToken?: { aud?: string; iss?: string };
+  /**
+   * The client credentials grant for this client; its access tokens, asked for a `resource`
+   * (RFC 8707), are JWTs (RFC 9068) whose audience is that resource and whose subject the client.
+   */
+  clientCredentials?: boolean;
 }
 
 export interface OidcOp {
@@ -81,11 +86,24 @@ async function serve(setup: Setup): Promise<void> {
       client_id: c.client_id,
       ...(c.client_secret ? { client_secret: c.client_secret } : { token_endpoint_auth_method: "none" as const }),
       redirect_uris: c.redirect_uris,
-      grant_types: ["authorization_code", "refresh_token", ...(c.public || c.device ? ["urn:ietf:params:oauth:grant-type:device_code"] : [])],
+      grant_types: ["authorization_code", "refresh_token", ...(c.public || c.device ? ["urn:ietf:params:oauth:grant-type:device_code"] : []), ...(c.clientCredentials ? ["client_credentials"] : [])],
       response_types: ["code"],
     })),
     pkce: { required: () => true },
-    features: { devInteractions: { enabled: false }, deviceFlow: { enabled: true } },
+    features: {
+      devInteractions: { enabled: false },
+      deviceFlow: { enabled: true },
+      ...(setup.clients.some((c) => c.clientCredentials) && {
+        clientCredentials: { enabled: true },
+        // Access tokens for a resource (an MCP server) are JWTs with it as their audience.
+        resourceIndicators: {
+          enabled: true,
+          defaultResource: () => undefined,
+          useGrantedResource: () => true,
+          getResourceServerInfo: (_ctx: unknown, resource: string) => ({ scope: "mcp", audience: resource, accessTokenFormat: "jwt" as const, accessTokenTTL: setup.tokenTtl, jwt: { sign: { alg: "RS256" as const } } }),
+        },
+      }),
+    },
     // The ID token carries the granted claims (groups included), as Entra ID and Okta send them.
     conformIdTokenClaims: false,
     claims: { openid: ["sub"], email: ["email", "email_verified"], profile: ["name"], groups: ["groups"] },

@@ -1,8 +1,7 @@
 // The MCP gateway's pure parts: registrations refused with the reason, grant patterns, an OpenAPI
-// document's operations as tools, the breaker's count, and the single tools/call check.
+// document's operations as tools, and the single tools/call check (the breaker: tests/integration/mcp-breaker.test.ts).
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { ServerBreakers } from "../../gateway/mcp/breaker.ts";
 import { toolGranted, TOOL_PATTERN } from "../../gateway/mcp/grants.ts";
 import { badToolCall } from "../../gateway/mcp/http.ts";
 import { operationsOf } from "../../gateway/mcp/openapi-upstream.ts";
@@ -64,23 +63,6 @@ describe("OpenAPI operations as tools", () => {
     const [op] = operationsOf(doc);
     assert.equal(op!.tool.name, "delete_a_b_c");
     assert.deepEqual(op!.tool.inputSchema.required, ["b"]);
-  });
-});
-
-describe("the MCP breaker", () => {
-  it("opens at the fifth failure in a row, lets one trial through after, and a failed trial reopens it", () => {
-    const b = new ServerBreakers(1000);
-    for (let i = 0; i < 4; i++) b.failed("s", "down", 0);
-    assert.ok(b.allows("s", 0));
-    b.succeeded("s");
-    for (let i = 0; i < 5; i++) b.failed("s", "down", 0);
-    assert.ok(!b.allows("s", 10));
-    assert.equal(b.retryAfterS("s", 10), 1);
-    assert.ok(b.allows("s", 1000), "the trial");
-    b.failed("s", "still down", 1000);
-    assert.ok(!b.allows("s", 1001), "one failed trial reopens it");
-    b.succeeded("s");
-    assert.ok(b.allows("s", 1001));
   });
 });
 
