@@ -152,6 +152,26 @@ describe("answer cache", () => {
     assert.equal((await engineCalls()) - before, 2);
   });
 
+  it("/v1/messages answers are cached in Anthropic's shape, streamed or not", async () => {
+    const before = await engineCalls();
+    const messages = (stream: boolean) =>
+      fetch(`${p.clientUrl}/v1/messages`, {
+        method: "POST",
+        headers: { "x-api-key": keys.a, "anthropic-version": "2023-06-01", "content-type": "application/json" },
+        body: JSON.stringify({ model, max_tokens: 8, temperature: 0, stream, messages: [{ role: "user", content: "Which planet is red?" }] }),
+      });
+    for (const stream of [false, true]) {
+      const first = await messages(stream);
+      assert.equal(first.headers.get("x-llmgw-cache"), "miss");
+      const text = await first.text();
+      const again = await messages(stream);
+      assert.equal(again.headers.get("x-llmgw-cache"), "hit");
+      assert.equal(await again.text(), text);
+      assert.match(text, stream ? /event: message_stop/ : /"type":"message"/);
+    }
+    assert.equal((await engineCalls()) - before, 2);
+  });
+
   it("another project never gets the answer", async () => {
     const before = await engineCalls();
     await (await ask(keys.a, "Who wrote Hamlet?")).text();
