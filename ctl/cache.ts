@@ -1,15 +1,15 @@
-// ctl cache set PROJECT [--exact 10m] [--similar 0.95 --embedding-model M] [--ttl 10m] [--allow-temperature]
-// ctl cache show PROJECT | off PROJECT        (a project's answer cache: docs/cache.md)
+// ctl cache set PROJECT|--key ID [--exact 10m] [--similar 0.95 --embedding-model M] [--ttl 10m] [--allow-temperature]
+// ctl cache show PROJECT|--key ID | off PROJECT|--key ID     (a project's or a key's answer cache: docs/cache.md)
 import { parseArgs } from "node:util";
 import { durationMs } from "../common/duration.ts";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { printJson } from "./output.ts";
 
 const USAGE =
-  "usage: llmgw ctl cache set PROJECT [--exact 10m] [--similar 0.95 --embedding-model M] [--ttl 10m] [--allow-temperature] | show PROJECT | off PROJECT";
+  "usage: llmgw ctl cache set PROJECT|--key ID [--exact 10m] [--similar 0.95 --embedding-model M] [--ttl 10m] [--allow-temperature] | show PROJECT|--key ID | off PROJECT|--key ID";
 
 type Cache = { ttlSeconds: number; exact: boolean; similar: number | null; embeddingModel: string | null; allowTemperature: boolean } | null;
-type Answer = { project: string; cache: Cache; pgvector: boolean };
+type Answer = { project: string; key: string | null; cache: Cache; pgvector: boolean };
 
 function seconds(flag: string, v: string): number {
   const r = durationMs.safeParse(v);
@@ -19,10 +19,11 @@ function seconds(flag: string, v: string): number {
 
 function describe(a: Answer): string {
   const c = a.cache;
-  if (c === null) return `${a.project}: no answer cache\n`;
+  const who = a.key === null ? a.project : `key ${a.key} (project ${a.project})`;
+  if (c === null) return `${who}: no answer cache${a.key === null ? "" : " of its own (its project's applies)"}\n`;
   const parts = [c.exact ? "exact" : null, c.similar !== null ? `similar ≥ ${c.similar} by ${c.embeddingModel}` : null].filter(Boolean).join(", ");
   const note = c.similar !== null && !a.pgvector ? "\n  note: this PostgreSQL has no pgvector (scripts/pgvector.sh install): the similar cache stays off" : "";
-  return `${a.project}: ${parts}; answers kept ${c.ttlSeconds}s; temperature > 0 ${c.allowTemperature ? "cached too" : "not cached"}${note}\n`;
+  return `${who}: ${parts}; answers kept ${c.ttlSeconds}s; temperature > 0 ${c.allowTemperature ? "cached too" : "not cached"}${note}\n`;
 }
 
 export async function cacheCommand(argv: string[]): Promise<void> {
@@ -36,12 +37,13 @@ export async function cacheCommand(argv: string[]): Promise<void> {
       "embedding-model": { type: "string" },
       ttl: { type: "string" },
       "allow-temperature": { type: "boolean" },
+      key: { type: "string" },
       json: { type: "boolean" },
     },
   });
   const project = positionals[0];
-  if (!project || positionals.length > 1 || !["set", "show", "off"].includes(cmd ?? "")) throw new CtlError(USAGE);
-  const path = `/projects/${encodeURIComponent(project)}/cache`;
+  if ((project === undefined) === (values.key === undefined) || positionals.length > 1 || !["set", "show", "off"].includes(cmd ?? "")) throw new CtlError(USAGE);
+  const path = values.key !== undefined ? `/keys/${encodeURIComponent(values.key)}/cache` : `/projects/${encodeURIComponent(project!)}/cache`;
   let out: Answer;
   if (cmd === "show") out = (await adminClient().request("GET", path)) as Answer;
   else if (cmd === "off") out = (await adminClient().request("DELETE", path)) as Answer;

@@ -53,8 +53,8 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let ttftMs: number | null = null;
   let replica: string | null = null;
   let spent: Spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
-  // The project's answer cache (gateway/cache/): undefined for most, at the cost of a map lookup.
-  const cacheSettings = deps.cache?.book.for(key.projectId);
+  // The key's or project's answer cache (gateway/cache/): undefined for most, at the cost of a map lookup.
+  const cacheSettings = deps.cache?.book.for(key);
   try {
     const asked = p.body;
     // guard(input): before the route is picked, so a blocked request never reaches an engine.

@@ -184,6 +184,24 @@ describe("answer cache", () => {
     assert.equal((await engineCalls()) - before, 3);
   });
 
+  it("a key's own cache: that key is cached, the project's other keys are not", async () => {
+    const [own, plain] = [await p.newKey({ project: "cache-e" }), await p.newKey({ project: "cache-e" })];
+    const r = await p.ctl(["cache", "set", "--key", own.id, "--exact", "10m", "--json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.equal((JSON.parse(r.stdout) as { key: string }).key, own.id);
+    await untilCached(own.key);
+    const before = await engineCalls();
+    const outcome = async (key: string) => {
+      const res = await ask(key, "What colour is the sky?");
+      await res.text();
+      return res.headers.get("x-llmgw-cache");
+    };
+    assert.deepEqual([await outcome(own.key), await outcome(own.key), await outcome(plain.key)], ["miss", "hit", null]);
+    assert.equal((await engineCalls()) - before, 2);
+    assert.match((await p.ctl(["cache", "show", "--key", plain.id])).stdout, /no answer cache of its own/);
+    assert.equal((await p.ctl(["cache", "off", "--key", own.id])).code, 0);
+  });
+
   it("answers expire after the TTL", async () => {
     const before = await engineCalls();
     const outcome = async () => {
