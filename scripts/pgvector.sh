@@ -45,8 +45,11 @@ build() {
   local work
   [ -f "$SRC_LIST" ] || echo "deb-src http://deb.debian.org/debian trixie main" >"$SRC_LIST"
   apt-get update -qq
-  local pkgs=()
-  dpkg -s "postgresql-server-dev-$PG_MAJOR" >/dev/null 2>&1 || pkgs+=("postgresql-server-dev-$PG_MAJOR")
+  local pkgs=() server
+  # The headers of the server that is installed, never a newer one: apt would upgrade the server's
+  # files under a running PostgreSQL, whose next backend then fails to load its libraries (plpgsql).
+  server="$(dpkg-query -W -f='${Version}' "postgresql-$PG_MAJOR" 2>/dev/null || true)"
+  dpkg -s "postgresql-server-dev-$PG_MAJOR" >/dev/null 2>&1 || pkgs+=("postgresql-server-dev-$PG_MAJOR${server:+=$server}")
   dpkg -s build-essential >/dev/null 2>&1 || pkgs+=(build-essential)
   dpkg -s dpkg-dev >/dev/null 2>&1 || pkgs+=(dpkg-dev)
   if [ ${#pkgs[@]} -gt 0 ]; then
