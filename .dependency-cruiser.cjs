@@ -14,7 +14,7 @@
 
 const GATEWAY_LAYERS = [
   { name: "api", path: "^gateway/(server\\.ts|client-api/|admin-api/|control-grpc/)" },
-  { name: "services", path: "^gateway/(jobs/|usage/|people/|scim/|guard/|mcp/|metrics\\.ts)" },
+  { name: "services", path: "^gateway/(jobs/|usage/|people/|scim/|guard/|mcp/|cache/|metrics\\.ts)" },
   { name: "router", path: "^gateway/router/" },
   { name: "auth", path: "^gateway/auth/" },
   { name: "base", path: "^gateway/(errors\\.ts|http/|heap-tuning\\.ts)" },

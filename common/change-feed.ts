@@ -38,7 +38,9 @@ export const keyChange = z.object({ kind: z.literal("key"), op: z.enum(["revoked
 /** A guardrail policy was added, changed or removed: gateways reload their policies (gateway/guard/service.ts). */
 export const guardChange = z.object({ kind: z.literal("guard"), name: z.string() });
 
-export const change = z.discriminatedUnion("kind", [replicaChange, keyChange, weightsChange, guardChange]);
+/** A project's answer cache settings changed (docs/cache.md): every gateway reloads them. */
+export const cacheChange = z.object({ kind: z.literal("cache"), project: z.string() });
+export const change = z.discriminatedUnion("kind", [replicaChange, keyChange, weightsChange, guardChange, cacheChange]);
 export type WeightsChange = z.infer<typeof weightsChange>;
 export type Change = z.infer<typeof change>;
 export type ReplicaChange = z.infer<typeof replicaChange>;

@@ -24,6 +24,8 @@ export const usageEvent = z.object({
   personId: z.string().nullable().optional(),
   /** GPU time the request cost (gateway/router/busy-clock.ts); absent: 0 (an outside provider, an older gateway). */
   gpuSeconds: z.number().nonnegative().optional(),
+  /** The answer cache's outcome (docs/cache.md); absent: the project has no cache. A hit costs nothing. */
+  cache: z.enum(["hit", "similar", "miss"]).optional(),
 });
 export type UsageEvent = z.infer<typeof usageEvent>;
 

@@ -18,6 +18,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   keys: async () => (await import("./tenancy.ts")).keysCommand,
   limits: async () => (await import("./limits.ts")).limitsCommand,
   prices: async () => (await import("./prices.ts")).pricesCommand,
+  cache: async () => (await import("./cache.ts")).cacheCommand,
   notify: async () => (await import("./notify.ts")).notifyCommand,
   usage: async () => (await import("./usage.ts")).usageCommand,
   audit: async () => (await import("./audit.ts")).auditCommand,
@@ -55,6 +56,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   keys limits ID [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] [--tools 'jira.*,files.read'] | limits clear ID
   limits list | set org|team|project|key NAME [--rpm N] [--tpm N] [--concurrent N] [--budget X] [--budget-gpu-hours N] [--tools P,…] | clear SCOPE NAME
   prices set MODEL [--prompt X] [--cached-prompt X] [--completion X] [--picture X] [--mesh X]
+  cache set PROJECT|--key ID [--exact 10m] [--similar 0.95 --embedding-model M] [--ttl 10m] [--allow-temperature] | show … | off …
   usage [--by org,team,project,person,model,key,day] [--from T] [--to T] [--gpu-seconds] [--csv]     audit [--since 24h] [--source admin|mcp]
   slurm status | lend NODE [--force] [--wait] | reclaim NODE [--deadline 2h] [--wait]
   train start --base MODEL --data pairs.ndjson --gpu-memory MiB [--params JSON] [--gguf] | list | show ID [--follow] | cancel ID | download ID [-o FILE] | publish ID --to MODEL [--name N]

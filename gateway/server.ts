@@ -7,6 +7,11 @@ import { config } from "../common/config.ts";
 import { jsonFallbacks } from "../common/json-fallback.ts";
 import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { GuardService } from "./guard/service.ts";
+import { AnswerCache } from "./cache/answer-cache.ts";
+import { ExactStore } from "./cache/exact-store.ts";
+import { CacheSettingsBook } from "./cache/settings.ts";
+import { SimilarStore } from "./cache/similar-store.ts";
+import { embedText } from "./router/embed-text.ts";
 import { Judge } from "./guard/judge.ts";
 import { askModel } from "./router/ask-model.ts";
 import { closePrisma, prisma } from "../common/db.ts";
@@ -84,6 +89,13 @@ export async function startGateway(): Promise<Gateway> {
   const guard = new GuardService(db, metrics.registry);
   guard.judge = new Judge(askModel(registry));
   await guard.reload();
+  // The answer cache (docs/cache.md): settings in memory; answers in Redis (fails fast) and pgvector.
+  const cacheBook = new CacheSettingsBook(db);
+  await cacheBook.reload();
+  const reloadCache = () => void cacheBook.reload().catch((err: unknown) => log.warn("answer cache settings reload failed", { error: err as Error }));
+  const cacheConn = redis(undefined, { enableOfflineQueue: false, maxRetriesPerRequest: 0, commandTimeout: 250 });
+  cacheConn.on("error", () => undefined);
+  const cache = new AnswerCache(cacheBook, new ExactStore(cacheConn), new SimilarStore(db), embedText(registry), metrics.registry);
   const sub = redis();
   await subscribeChanges(
     sub,
@@ -93,6 +105,7 @@ export async function startGateway(): Promise<Gateway> {
         waker.changed(change.replica.model);
       } else if (change.kind === "weights") registry.setWeights(change.model, change.weights);
       else if (change.kind === "guard") void guard.reload().catch((err: unknown) => log.warn("guard policies reload failed", { error: err as Error }));
+      else if (change.kind === "cache") reloadCache();
       else keys.evict(change.hash);
     },
     (raw) => log.warn("ignored a malformed change-feed message", { bytes: raw.length }),
@@ -102,6 +115,7 @@ export async function startGateway(): Promise<Gateway> {
   // became ready while this gateway started was otherwise never routed to).
   sub.on("ready", () => void registry.reload().catch((err) => log.warn("registry reload failed", { error: err })));
   sub.on("ready", () => void guard.reload().catch((err: unknown) => log.warn("guard policies reload failed", { error: err as Error })));
+  sub.on("ready", reloadCache);
   await registry.reload();
 
   const usageConn = redis();
@@ -118,7 +132,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
+  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, cache, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
   const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
   // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.
@@ -176,6 +190,7 @@ export async function startGateway(): Promise<Gateway> {
       limitBook.close();
       await limits.close();
       limitConn.disconnect();
+      cacheConn.disconnect();
       sub.disconnect();
       weightsConn.disconnect();
       usageConn.disconnect();

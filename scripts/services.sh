@@ -87,6 +87,17 @@ ensure_pg_installed() {
   fi
 }
 
+# pgvector for the similar answer cache (docs/cache.md): built once and cached (scripts/pgvector.sh).
+# Only root can put its files into PostgreSQL's directories; without it the similar cache says it is off.
+ensure_pgvector() {
+  bash "$ROOT/scripts/pgvector.sh" installed && return 0
+  if is_root; then
+    bash "$ROOT/scripts/pgvector.sh" install || say "pgvector: could not be installed; the similar answer cache stays off (exact answers are still cached)"
+  else
+    say "pgvector: not installed (run scripts/pgvector.sh install as root); the similar answer cache stays off"
+  fi
+}
+
 ensure_redis_installed() {
   if ! command -v redis-server >/dev/null || ! command -v redis-cli >/dev/null; then
     apt_install redis-server redis-tools
@@ -148,6 +159,7 @@ db_url_named() {
 start_postgres() {
   if [ -n "${DATABASE_URL:-}" ]; then say "postgres: DATABASE_URL is set, not starting one"; return 0; fi
   ensure_pg_installed
+  ensure_pgvector
   mkdir -p "$DATA" "$LOG_DIR"
   make_traversable "$DATA"
   local sock; sock="$(pg_socket_dir)"
@@ -310,7 +322,7 @@ case "$cmd" in
     start_temporal
     ;;
   install)
-    [ -n "${DATABASE_URL:-}" ] || ensure_pg_installed
+    [ -n "${DATABASE_URL:-}" ] || { ensure_pg_installed; ensure_pgvector; }
     [ -n "${REDIS_URL:-}" ] || ensure_redis_installed
     [ -n "${TEMPORAL_ADDRESS:-}" ] || { ensure_temporal; say "temporal: $(find_temporal)"; }
     if [ -z "${TEMPORAL_ADDRESS:-}" ] && [ "$TEMPORAL_MODE" = server ]; then temporal_server install; fi

@@ -22,6 +22,7 @@ import { auditRoutes } from "./audit.ts";
 import { batchAdminRoutes } from "./batches.ts";
 import { limitRoutes } from "./limits.ts";
 import { priceRoutes } from "./prices.ts";
+import { cacheRoutes } from "./cache.ts";
 import { usageRoutes } from "./usage.ts";
 import { slurmRoutes } from "./slurm.ts";
 import { trainingRoutes } from "./training.ts";
@@ -74,6 +75,7 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   app.use("/api/v1", orgRoutes(opts.db));
   app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));
   app.use("/api/v1", priceRoutes(opts.db));
+  app.use("/api/v1", cacheRoutes(opts.db, opts.redis));
   app.use("/api/v1", limitRoutes(opts.db));
   app.use("/api/v1", usageRoutes(opts.db));
   app.use("/api/v1", auditRoutes(opts.db));

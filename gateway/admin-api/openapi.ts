@@ -27,6 +27,8 @@ import { strictPriceInput } from "./prices.ts";
 import { lendBody, reclaimBody } from "./slurm.ts";
 import { keyId, keysQuery, keyBody, projectBody, projectNamePath, projectSettingsBody, rotateBody } from "./tenancy.ts";
 import { orgBody, teamBody } from "./orgs.ts";
+import { keyIdPath, projectCache } from "./cache.ts";
+import { cacheSettingsBody } from "../cache/settings.ts";
 import { chunkQuery, startBody } from "./training.ts";
 import { publishBody } from "./training-publish.ts";
 import { usageQuery } from "./usage.ts";
@@ -87,6 +89,12 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/projects`, summary: "Projects", tag: "tenancy", responses: ok("The projects", out.projectList) },
   { method: "post", path: `${V1}/projects`, summary: "Create a project (200 when it exists)", tag: "tenancy", request: projectBody, responses: { "200": { description: "It existed", schema: out.projectCreated }, "201": { description: "Created", schema: out.projectCreated } } },
   { method: "patch", path: `${V1}/projects/:name/settings`, summary: "Change a project's settings (no_store)", tag: "tenancy", params: projectNamePath, request: projectSettingsBody, responses: ok("The settings now", out.projectSettings) },
+  { method: "get", path: `${V1}/projects/:name/cache`, summary: "A project's answer cache (null: none), and whether pgvector is there for the similar cache", tag: "tenancy", params: projectNamePath, responses: ok("The cache", projectCache) },
+  { method: "put", path: `${V1}/projects/:name/cache`, summary: "Set a project's answer cache: exact, similar (cosine threshold, embedding model), TTL, temperature", tag: "tenancy", params: projectNamePath, request: cacheSettingsBody, responses: ok("The cache now", projectCache) },
+  { method: "delete", path: `${V1}/projects/:name/cache`, summary: "Turn a project's answer cache off", tag: "tenancy", params: projectNamePath, responses: ok("The cache now (none)", projectCache) },
+  { method: "get", path: `${V1}/keys/:id/cache`, summary: "A key's own answer cache (null: it uses its project's)", tag: "tenancy", params: keyIdPath, responses: ok("The cache", projectCache) },
+  { method: "put", path: `${V1}/keys/:id/cache`, summary: "Set a key's own answer cache, used instead of its project's (answers stay the project's)", tag: "tenancy", params: keyIdPath, request: cacheSettingsBody, responses: ok("The cache now", projectCache) },
+  { method: "delete", path: `${V1}/keys/:id/cache`, summary: "Remove a key's own answer cache (its project's applies again)", tag: "tenancy", params: keyIdPath, responses: ok("The cache now (none)", projectCache) },
   { method: "get", path: `${V1}/keys`, summary: "API keys, never their secrets", tag: "tenancy", query: keysQuery, responses: ok("The keys", out.keyList) },
   { method: "post", path: `${V1}/keys`, summary: "Create an API key: the key is in this answer only", tag: "tenancy", request: keyBody, responses: { "201": { description: "Created", schema: out.keyCreated } } },
   { method: "post", path: `${V1}/keys/:id/revoke`, summary: "Revoke a key now, on every gateway", tag: "tenancy", params: keyId, responses: ok("Revoked", out.keyRevoked) },
@@ -161,6 +169,7 @@ export function adminOpenApi(): Record<string, unknown> {
       TeamRequest: teamBody,
       ProjectRequest: projectBody,
       ProjectSettingsRequest: projectSettingsBody,
+      CacheSettingsRequest: cacheSettingsBody,
       KeyRequest: keyBody,
       RotateRequest: rotateBody,
       LimitsRequest: limitBody,

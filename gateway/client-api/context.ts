@@ -15,6 +15,7 @@ import type { UsageRecorder } from "../usage/recorder.ts";
 import type { ResponseStore } from "./responses/store.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { ScimDeps } from "../scim/effects.ts";
+import type { AnswerCache } from "../cache/answer-cache.ts";
 
 export interface ClientApiDeps {
   keys: KeyCache;
@@ -33,6 +34,8 @@ export interface ClientApiDeps {
   batchKeys?: BatchKeys;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
+  /** The answer cache of the projects that have one (gateway/cache/); without it nothing is cached. */
+  cache?: AnswerCache;
   /** Sign-in under /auth (./auth-routes.ts); without it no sign-in route is served. */
   auth?: Router;
   /** SCIM provisioning under /scim/v2 (gateway/scim/); without it those paths are 404s. */

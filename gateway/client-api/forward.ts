@@ -15,7 +15,10 @@ import { judgeInput } from "../guard/judge-stage.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
+import type { UsageEvent } from "../../common/usage-event.ts";
 import type { Spent } from "../auth/limiter.ts";
+import { AnswerCapture, replay } from "../cache/answer.ts";
+import type { CacheLookup } from "../cache/answer-cache.ts";
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
@@ -50,12 +53,31 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let ttftMs: number | null = null;
   let replica: string | null = null;
   let spent: Spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
+  // The key's or project's answer cache (gateway/cache/): undefined for most, at the cost of a map lookup.
+  const cacheSettings = deps.cache?.book.for(key);
   try {
+    const asked = p.body;
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
     const policy = deps.guard?.policyFor(key, model) ?? null;
     if (policy !== null) {
       p = guardRequest(deps.guard!, policy, req, key, model, p);
       if (policy.asks) await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
+    }
+    // The cache after the guard has judged the request; a redacted request is neither served nor kept.
+    let cached: CacheLookup | null = null;
+    let capture: AnswerCapture | null = null;
+    if (cacheSettings !== undefined && p.body === asked) {
+      cached = await deps.cache!.lookup(cacheSettings, route, p.body);
+      if (cached?.answer) {
+        replay(res, cached.answer, cached.outcome as "hit" | "similar", req.requestId!);
+        status = 200;
+        spent = deps.usage.record(cacheEvent(key, model, route, p.started, cached.outcome));
+        return;
+      }
+      if (cached) {
+        res.setHeader("x-llmgw-cache", "miss");
+        capture = new AnswerCapture(res);
+      }
     }
     // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
     const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
@@ -65,6 +87,9 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     }
     const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });
     status = out.status;
+    // Kept only when the model asked answered it whole (not a fallback, not a client gone mid-stream).
+    const answer = capture !== null && out.status === 200 && fallback === null ? capture.answer() : null;
+    if (answer !== null) deps.cache!.keep(cached!, answer);
     ttftMs = out.ttftMs;
     replica = out.endpoint?.id ?? null;
     spent = deps.usage.record({
@@ -85,6 +110,7 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       ttftMs: out.ttftMs,
       status,
       gpuSeconds: out.gpuSeconds ?? 0,
+      ...(cached ? { cache: cached.outcome } : {}),
     });
   } catch (err) {
     status = err instanceof ApiError ? err.status : 500;
@@ -98,6 +124,11 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     if (status >= 500) log.warn("request failed", line);
     else log.debug("request", line);
   }
+}
+
+/** A cached answer's usage row: no engine, no tokens, no cost. */
+function cacheEvent(key: KeyInfo, model: string, route: string, started: number, outcome: "hit" | "similar" | "miss"): UsageEvent {
+  return { id: randomUUID(), at: new Date().toISOString(), keyId: key.id, projectId: key.projectId, personId: key.personId ?? null, model, version: null, replicaId: null, endpoint: route, promptTokens: 0, cachedTokens: 0, completionTokens: 0, costMicros: 0, latencyMs: performance.now() - started, ttftMs: null, status: 200, gpuSeconds: 0, cache: outcome };
 }
 
 /**

@@ -1,5 +1,9 @@
 // The sim's embeddings: deterministic unit vectors of up to 64 dimensions, fixed by each input's
-// text (or token ids), as floats or base64, with OpenAI's usage.
+// text (or token ids), as floats or base64, with OpenAI's usage. In `hash` mode (the default) any
+// change to a text gives an unrelated vector; in `words` mode (--embeddings words) a text is the sum
+// of its words' vectors, lower-cased, without punctuation, a trailing s or the commonest words,
+// so rewordings of one question ("What's the capital of France?", "capital of france, please")
+// land close and another question does not: what the similar answer cache's tests need.
 import { FNV0, fnv, prng } from "./generation.ts";
 import { BadRequest, asInt } from "./request.ts";
 
@@ -8,6 +12,7 @@ const EMBED_DIM = 64;
 export interface EmbeddingDefaults {
   servedJson: string; // the served model's name, JSON-encoded
   created: number;
+  mode?: "hash" | "words";
   nextId(): string;
 }
 
@@ -23,6 +28,28 @@ function embed(text: string, dims: number): Float32Array {
   norm = Math.sqrt(norm) || 1;
   const out = new Float32Array(dims);
   for (let i = 0; i < dims; i++) out[i] = (v[i] as number) / norm;
+  return out;
+}
+
+/** Words that say little of what a question is about: left out in `words` mode. */
+const STOP = new Set(
+  "a an the of to in on at for by with and or is are was be it its it's what what's whats which who how why when where me my i you your please tell say can could would will do does tell quick question wonder know let us we our this that there here just about so some any hello hi thank thanks".split(" "),
+);
+
+function embedWords(text: string, dims: number): Float32Array {
+  const sum = new Float64Array(dims);
+  for (const raw of text.toLowerCase().split(/[^a-z0-9']+/)) {
+    const w = raw.replace(/'s$/, "").replace(/'/g, "").replace(/(?<=..)s$/, "");
+    if (!w || STOP.has(w) || STOP.has(raw)) continue;
+    const word = embed(w, dims);
+    for (let i = 0; i < dims; i++) sum[i] = (sum[i] as number) + (word[i] as number);
+  }
+  let norm = 0;
+  for (let i = 0; i < dims; i++) norm += (sum[i] as number) ** 2;
+  if (norm === 0) return embed(text, dims);
+  norm = Math.sqrt(norm);
+  const out = new Float32Array(dims);
+  for (let i = 0; i < dims; i++) out[i] = (sum[i] as number) / norm;
   return out;
 }
 
@@ -62,7 +89,8 @@ export function embeddings(body: Record<string, unknown>, d: EmbeddingDefaults):
   const model = typeof body.model === "string" && body.model !== "" ? JSON.stringify(body.model) : d.servedJson;
   let data = "";
   for (let i = 0; i < items.length; i++) {
-    const vec = embed(items[i] as string, dims);
+    const text = items[i] as string;
+    const vec = d.mode === "words" && !text.startsWith("\u0000tokens:") ? embedWords(text, dims) : embed(text, dims);
     const e =
       enc === "base64"
         ? `"${Buffer.from(vec.buffer, vec.byteOffset, vec.byteLength).toString("base64")}"`

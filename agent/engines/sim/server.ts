@@ -36,6 +36,7 @@ class SimServer {
   private readonly loras: SimLoras;
   private readonly created = Math.floor(Date.now() / 1000);
   private readonly defaults: RequestDefaults;
+  private readonly embeddingMode: "hash" | "words";
   private readonly baseModel: Record<string, unknown>;
   private readonly modelsBody: string;
   private closing: Promise<void> | null = null;
@@ -56,6 +57,7 @@ class SimServer {
     this.bodies = new AnswerBodies(this.created);
     this.scheduler = new Scheduler(s, this.replies, this.bodies, this.metrics);
     this.loras = new SimLoras(s.loraLoadMs);
+    this.embeddingMode = s.embeddings;
     this.defaults = {
       servedJson: JSON.stringify(s.model),
       contextLength: s.contextLength,
@@ -157,7 +159,7 @@ class SimServer {
       const named = (body as { model?: unknown }).model;
       if (typeof named === "string" && this.loras.has(named)) this.loras.served(named);
       if (route === "embeddings") {
-        const e = embeddings(body as Record<string, unknown>, { servedJson: this.defaults.servedJson, created: this.created, nextId: () => this.scheduler.nextId("embd-") });
+        const e = embeddings(body as Record<string, unknown>, { servedJson: this.defaults.servedJson, created: this.created, mode: this.embeddingMode, nextId: () => this.scheduler.nextId("embd-") });
         this.metrics.recordEmbeddings(e.tokens, e.items);
         this.replies.send(res, 200, e.body, reqId);
       } else this.scheduler.admit(parseGenRequest(body as Record<string, unknown>, route, this.defaults, reqId, arrival), res);

@@ -22,6 +22,8 @@ export const simSettingsSchema = z
     reasoning: z.union([z.boolean(), z.stringbool()]).default(false),
     /** Answers chats as a Llama Guard style safety classifier: `safe`, or `unsafe` and a category (./judge.ts). */
     guardJudge: z.union([z.boolean(), z.stringbool()]).default(false),
+    /** How texts are embedded: `hash` (any change gives an unrelated vector) or `words` (a bag of words, so rewordings land close). */
+    embeddings: z.enum(["hash", "words"]).default("hash"),
     apiKeyEnv: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
@@ -50,6 +52,7 @@ export const SIM_FLAGS: Readonly<Record<string, { key: keyof SimSettings; env: s
   "--reasoning": { key: "reasoning", env: "SIM_REASONING" },
   "--guard-judge": { key: "guardJudge", env: "SIM_GUARD_JUDGE" },
   "--lora-load-ms": { key: "loraLoadMs", env: "SIM_LORA_LOAD_MS" },
+  "--embeddings": { key: "embeddings", env: "SIM_EMBEDDINGS" },
 };
 
 /** Splits `--flag value` / `--flag=value` pairs; throws on anything else. */
