@@ -12,6 +12,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   nodes: async () => (await import("./nodes.ts")).listNodes,
   node: async () => (await import("./nodes.ts")).nodeCommand,
   operation: async () => (await import("./operations.ts")).operationCommand,
+  operations: async () => (await import("./operations.ts")).operationCommand,
   orgs: async () => (await import("./tenancy.ts")).orgsCommand,
   teams: async () => (await import("./tenancy.ts")).teamsCommand,
   projects: async () => (await import("./tenancy.ts")).projectsCommand,
@@ -45,7 +46,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   node remove NODE [--force]   drain, then remove from the store
   model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
   operation pause|resume|abort|promote ID
-  operation show ID [--follow]
+  operation show ID [--follow]      operations list [--limit N]   (the operations running now)
   orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
   keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
   keys create --mine --project P … | list --mine | revoke --mine ID     (your own keys: needs ctl login or LLMGW_SESSION)

@@ -70,7 +70,7 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   app.use("/api/v1", comfyWorkflowRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", modelSettingsRoutes(opts.db, opts.temporal));
-  app.use("/api/v1", operationRoutes(opts.temporal));
+  app.use("/api/v1", operationRoutes(opts.temporal, opts.taskQueue));
   app.use("/api/v1", orgRoutes(opts.db));
   app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));
   app.use("/api/v1", priceRoutes(opts.db));

@@ -39,6 +39,7 @@ const rows: [string, Rule][] = [
   [`GET ${V1}/comfy-workflows/:name`, OPS],
   [`POST ${V1}/comfy-workflows`, OPS],
   [`DELETE ${V1}/comfy-workflows/:name`, OPS],
+  [`GET ${V1}/operations`, OPS],
   [`GET ${V1}/operations/*id`, OPS],
   [`POST ${V1}/operations/*id/:action`, OPS],
   [`GET ${V1}/nodes`, OPS],
