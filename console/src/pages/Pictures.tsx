@@ -45,7 +45,9 @@ export function Pictures() {
           {t.playground.model}{" "}
           <select name="model" disabled={!usable.length}>
             {usable.map((m) => (
-              <option key={m}>{m}</option>
+              <option key={m} value={m}>
+                {m}
+              </option>
             ))}
           </select>
         </label>

@@ -1,7 +1,7 @@
 // The client API as a person calls it from the console: with one of their keys (pasted, the last
 // made in this tab, or a day-long one made here), which stays in the tab's memory only. The
 // playground, pictures and 3D pages share it; each lists the models that key may use.
-import { useState, type ReactNode } from "react";
+import { useEffect, useState, type ReactNode } from "react";
 import { ApiError } from "../api.ts";
 import { useT } from "../messages/index.ts";
 import { createMyKey, myProjects } from "../pages/MyKeys.tsx";
@@ -27,6 +27,8 @@ export function useClientKey(onError: (e: unknown) => void): { key: string; mode
     clientCall(k, "/v1/models")
       .then((r) => r.json() as Promise<{ data: { id: string }[] }>)
       .then((b) => setModels(b.data.map((m) => m.id)), onError);
+  // A key this tab already holds (made on another page): its models at once.
+  useEffect(() => void (key && loadModels(key)), []);
   // A key of the person's first project, expiring in a day.
   const makeKey = () =>
     myProjects(me)
