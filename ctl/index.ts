@@ -13,6 +13,7 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   node: async () => (await import("./nodes.ts")).nodeCommand,
   operation: async () => (await import("./operations.ts")).operationCommand,
   operations: async () => (await import("./operations.ts")).operationCommand,
+  replica: async () => (await import("./replicas.ts")).replicaCommand,
   orgs: async () => (await import("./tenancy.ts")).orgsCommand,
   teams: async () => (await import("./tenancy.ts")).teamsCommand,
   projects: async () => (await import("./tenancy.ts")).projectsCommand,
@@ -44,6 +45,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model set NAME [--min-replicas N] [--idle-after 10m|default] [--wake-wait 2m|default]   (min-replicas 0: on demand)
   node cordon|uncordon|drain NODE [--wait]
   node remove NODE [--force]   drain, then remove from the store
+  replica logs ID [--tail BYTES] [--follow]   an engine's log, from its node's agent
   model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
   operation pause|resume|abort|promote ID
   operation show ID [--follow]      operations list [--limit N]   (the operations running now)

@@ -22,6 +22,7 @@ import { BatchKeys } from "./auth/batch-keys.ts";
 import { KeyCache } from "./auth/key-cache.ts";
 import { LimitBook } from "./auth/limit-book.ts";
 import { Limiter } from "./auth/limiter.ts";
+import { agentClient, type AgentApi } from "../agent/client.ts";
 import { clientApi } from "./client-api/app.ts";
 import { authRoutes } from "./client-api/auth-routes.ts";
 import { withHotPath } from "./client-api/hot-path.ts";
@@ -117,7 +118,17 @@ export async function startGateway(): Promise<Gateway> {
 
   const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
-  const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
+  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md); the
+  // admin API calls agents with it too (an engine's log), one client per node and address.
+  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
+  const agents = new Map<string, AgentApi>();
+  const agentFor = (node: { id: string; address: string }): AgentApi => {
+    const k = `${node.id}@${node.address}`;
+    let a = agents.get(k);
+    if (!a) agents.set(k, (a = agentClient({ address: node.address, nodeId: node.id }, clusterToken, tls)));
+    return a;
+  };
+  const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions, agentFor };
   // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.
   const peopleAdmin = adminApi({ ...adminOpts, adminToken: null });
   // Sign-in (gateway/client-api/auth-routes.ts): redirect URIs are made from the public URL, by default this port's.
@@ -136,8 +147,6 @@ export async function startGateway(): Promise<Gateway> {
   });
   jsonFallbacks(metricsApp);
   const metricsServer = await listen(metricsApp, c.LLMGW_HOST, c.LLMGW_METRICS_PORT);
-  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md).
-  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
   const control = await startControlServer({ db, token: clusterToken, tls, host: c.LLMGW_HOST, port: c.LLMGW_CONTROL_PORT, heartbeatMs: c.LLMGW_HEARTBEAT_MS });
 
   const gw: Gateway = {
@@ -149,6 +158,7 @@ export async function startGateway(): Promise<Gateway> {
       await mcp.close();
       auth.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
+      for (const a of agents.values()) a.close();
       tls?.close();
       await usage.close();
       setNotifier(null);

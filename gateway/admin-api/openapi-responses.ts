@@ -42,6 +42,7 @@ export const modelSettings = z.object({
 export const modelPrices = z.object({ model: z.string(), prices: z.looseObject({}).nullable().describe("null: none set") });
 
 export const operation = z.looseObject({ id: z.string(), status: z.string().describe("Temporal's status, or QUEUED"), progress: z.unknown(), error: z.string().nullable(), uiUrl: z.string() });
+export const engineLog = z.string().describe("the engine's output, as written");
 export const operationList = z.object({
   data: z.array(
     z.object({

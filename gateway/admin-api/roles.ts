@@ -47,6 +47,7 @@ const rows: [string, Rule][] = [
   [`POST ${V1}/nodes/:id/uncordon`, OPS],
   [`DELETE ${V1}/nodes/:id`, OPS],
   [`POST ${V1}/nodes/:id/drain`, OPS],
+  [`GET ${V1}/replicas/:id/logs`, OPS],
   // Tenancy: org-admin within their orgs; making an org is platform-admin's.
   [`GET ${V1}/orgs`, ORG],
   [`GET ${V1}/teams`, ORG],

@@ -52,6 +52,7 @@ export const en = {
     title: "People and roles", person: "Person", choose: "Choose a person", memberships: "Memberships", scope: "Scope", scopeName: "Scope name", role: "Role",
     source: "Source", add: "Add membership", remove: "Remove", none: "No membership",
   },
+  logs: { title: "Engine logs", show: "Logs", stop: "Stop", of: "Log of replica", live: "live" },
   slurm: {
     title: "Slurm", llmgw: "In llmgw", state: "In Slurm", jobs: "Jobs", lend: "Lend", reclaim: "Reclaim", notLendable: "Not lendable",
     disabled: "Slurm is not enabled on this platform", confirmLend: "Lend node {id} to Slurm? Its replicas move elsewhere first.",

@@ -54,6 +54,7 @@ export const tr: Messages = {
     title: "Kişiler ve roller", person: "Kişi", choose: "Bir kişi seçin", memberships: "Üyelikler", scope: "Kapsam", scopeName: "Kapsam adı", role: "Rol",
     source: "Kaynak", add: "Üyelik ekle", remove: "Kaldır", none: "Üyelik yok",
   },
+  logs: { title: "Motor günlükleri", show: "Günlük", stop: "Durdur", of: "Kopyanın günlüğü:", live: "canlı" },
   slurm: {
     title: "Slurm", llmgw: "llmgw'de", state: "Slurm'de", jobs: "İşler", lend: "Ödünç ver", reclaim: "Geri al", notLendable: "Ödünç verilemez",
     disabled: "Bu platformda Slurm etkin değil", confirmLend: "{id} düğümü Slurm'e ödünç verilsin mi? Önce kopyaları başka yere taşınır.",

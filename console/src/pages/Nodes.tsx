@@ -1,5 +1,5 @@
 // Nodes: inventory (GPUs, memory read rate), replicas, last heard; cordon, uncordon and drain for
-// roles that may, and Slurm's view with lend and reclaim. A drain, lend or reclaim is an operation:
+// roles that may; each replica's engine log, live; and Slurm's view with lend and reclaim. A drain, lend or reclaim is an operation:
 // its progress shows live.
 import { useState } from "react";
 import { api } from "../api.ts";
@@ -9,6 +9,7 @@ import { gpuText, listNodes, type NodeRow } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
 import { OperationList } from "../parts/OperationRow.tsx";
 import { remember, useStarted } from "../parts/operations.ts";
+import { EngineLogs } from "../parts/EngineLogs.tsx";
 import { SlurmNodes } from "../parts/SlurmNodes.tsx";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
@@ -69,6 +70,7 @@ export function Nodes() {
             : []),
         ])}
       />
+      <EngineLogs />
       <SlurmNodes write={write} />
       {started.length ? (
         <Section title={t.overview.operations}>
