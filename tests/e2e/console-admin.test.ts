@@ -159,7 +159,7 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     await t.page.locator('[data-testid=engine-log][data-live="true"]').waitFor();
     await t.page.waitForFunction(() => (document.querySelector("[data-testid=engine-log]")?.textContent ?? "").length > 0);
     await checkPage(t, "engine-logs");
-    await t.page.getByRole("button", { name: `Logs ${replica}` }).click();
+    await t.page.getByRole("button", { name: `Stop ${replica}` }).click();
     await log.waitFor({ state: "detached" });
   });
 

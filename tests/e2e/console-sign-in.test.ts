@@ -44,8 +44,8 @@ describe("web console: sign-in through an OpenID provider", () => {
     p = await startPlatform({ processes: ["gateway"], env: { LLMGW_CLIENT_PORT: String(port), LLMGW_SIGN_IN_FILE: secretFile("sign-in.yaml", JSON.stringify(settings)) } });
     await p.admin("POST", "/group-mappings", { provider: "company", group: "ml-platform", scope: "platform", role: "viewer" });
     browser = await launchBrowser();
-    // A visitor's /api/v1/me is a 401, which the page means to cause.
-    t = await openTab(browser, base, null, [401]);
+    // A visitor's /api/v1/me is a 401, which the page means to cause; the provider's pages ask for a 404 of their own.
+    t = await openTab(browser, base, null, [401, 404]);
   });
 
   after(async () => {

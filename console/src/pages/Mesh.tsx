@@ -102,7 +102,12 @@ export function Mesh() {
         </p>
       ) : null}
       {glb && viewer
-        ? createElement("model-viewer", { src: glb, alt: t.mesh.viewerAlt, "camera-controls": "", "auto-rotate": "", class: "mesh-viewer", "data-testid": "mesh" })
+        ? createElement(
+            "model-viewer",
+            { src: glb, alt: t.mesh.viewerAlt, "camera-controls": "", "auto-rotate": "", class: "mesh-viewer", "data-testid": "mesh" },
+            // Its default "exit AR" link is focusable yet aria-hidden (axe: serious); there is no AR here, so an empty slot replaces it.
+            createElement("span", { slot: "exit-webxr-ar-button", hidden: true }),
+          )
         : null}
     </>
   );

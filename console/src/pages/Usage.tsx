@@ -8,6 +8,8 @@ import { Budgets } from "../parts/Budgets.tsx";
 import { ErrorBox, Table } from "../parts/common.tsx";
 import { useLoad } from "../parts/load.ts";
 import { UsageChart, type Series } from "../parts/UsageChart.tsx";
+import { can } from "../roles.ts";
+import { useMe } from "../session.ts";
 
 const DIMENSIONS = ["org", "team", "project", "person", "model", "key"] as const;
 type Dimension = (typeof DIMENSIONS)[number];
@@ -42,6 +44,7 @@ function toSeries(rows: Row[], dim: Dimension, measure: Measure, dayList: string
 
 export function Usage() {
   const t = useT();
+  const me = useMe();
   const [dim, setDim] = useState<Dimension>("model");
   const [from, setFrom] = useState(isoDay(new Date(Date.now() - 14 * 86_400_000)));
   const [to, setTo] = useState(isoDay(new Date(Date.now() + 86_400_000)));
@@ -106,7 +109,8 @@ export function Usage() {
           rows={rows.map((r) => [r.day, r[dim] ?? "—", r.requests, r.promptTokens + r.completionTokens, r.cost.toFixed(4), (r.gpuSeconds ?? 0).toFixed(1)])}
         />
       ) : null}
-      <Budgets />
+      {/* GET /limits is the tenancy roles' (a viewer reads usage, not limits). */}
+      {can(me, "tenancy.read") ? <Budgets /> : null}
     </>
   );
 }

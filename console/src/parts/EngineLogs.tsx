@@ -60,7 +60,7 @@ export function EngineLogs() {
           r.version,
           r.node,
           r.state,
-          <button key="l" type="button" aria-pressed={open === r.id} onClick={() => setOpen(open === r.id ? undefined : r.id)} aria-label={`${t.logs.show} ${r.id}`}>
+          <button key="l" type="button" aria-pressed={open === r.id} onClick={() => setOpen(open === r.id ? undefined : r.id)} aria-label={`${open === r.id ? t.logs.stop : t.logs.show} ${r.id}`}>
             {open === r.id ? t.logs.stop : t.logs.show}
           </button>,
         ])}
