@@ -105,8 +105,10 @@ export function Mesh() {
         ? createElement(
             "model-viewer",
             { src: glb, alt: t.mesh.viewerAlt, "camera-controls": "", "auto-rotate": "", class: "mesh-viewer", "data-testid": "mesh" },
-            // Its default "exit AR" link is focusable yet aria-hidden (axe: serious); there is no AR here, so an empty slot replaces it.
-            createElement("span", { slot: "exit-webxr-ar-button", hidden: true }),
+            // Its default AR links have tabindex above 0, one focusable yet aria-hidden (axe: serious);
+            // there is no AR here, so empty slots replace them.
+            createElement("span", { key: "ar", slot: "ar-button", hidden: true }),
+            createElement("span", { key: "exit", slot: "exit-webxr-ar-button", hidden: true }),
           )
         : null}
     </>
