@@ -230,7 +230,9 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     await mesh.getByRole("button", { name: "Make mesh" }).click();
     await t.page.locator('[data-job-status="completed"]').waitFor({ timeout: 200_000 });
     const viewer = t.page.getByTestId("mesh");
-    await viewer.waitFor();
+    await viewer.waitFor({ state: "attached", timeout: 60_000 }).catch(async (err: unknown) => {
+      throw new Error(`${String(err)}; page: ${await t.page.locator("main").innerText()}; console: ${t.errors.join(" | ")}`);
+    });
     // React sets it as the element's property (model-viewer does not reflect it to the attribute).
     assert.match(await viewer.evaluate((el) => String((el as unknown as { src: string }).src)), /^blob:/);
     await t.page.waitForFunction(() => (document.querySelector("model-viewer") as unknown as { loaded?: boolean } | null)?.loaded === true, undefined, { timeout: 60_000 });

@@ -69,7 +69,7 @@ describe("web console", () => {
     const index = await fetch(`${p.clientUrl}/console/`);
     assert.equal(index.status, 200);
     assert.equal(index.headers.get("content-security-policy"), CONSOLE_CSP);
-    assert.match(CONSOLE_CSP, /script-src 'self'(;|$)/);
+    assert.match(CONSOLE_CSP, /script-src 'self'( 'wasm-unsafe-eval')?(;|$)/);
     assert.equal(index.headers.get("cache-control"), "no-cache");
     const html = await index.text();
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, "no inline script");
