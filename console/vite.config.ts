@@ -11,6 +11,9 @@ export default defineConfig({
   root: here,
   base: "/console/",
   plugins: [react()],
+  // Beside the build, not in node_modules/.vite: a worktree whose node_modules is a link to another
+  // checkout's then keeps its cache (and the lock on it) to itself.
+  cacheDir: fileURLToPath(new URL("../dist/.vite", import.meta.url)),
   build: {
     outDir: fileURLToPath(new URL("../dist/console", import.meta.url)),
     emptyOutDir: true,

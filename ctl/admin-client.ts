@@ -17,6 +17,8 @@ export interface AdminClient {
   request<T>(method: string, p: string, body?: unknown): Promise<T>;
   get<T>(p: string): Promise<T>;
   post<T>(p: string, body: unknown): Promise<T>;
+  /** A GET whose answer is text written to `out` as it comes (an engine's log, followed). */
+  stream(p: string, out: (chunk: Buffer) => void): Promise<void>;
 }
 
 function fromFiles(dataDir: string): { url?: string; token?: string } {
@@ -93,5 +95,32 @@ export function adminClientFor(baseUrl: string, token: string): AdminClient {
     if (res.status < 200 || res.status >= 300) throw new CtlError(json.error ? json.error.message : `admin API answered HTTP ${res.status}`, res.status);
     return json;
   }
-  return { request, get: (p) => request("GET", p), post: (p, b) => request("POST", p, b) };
+  const stream = (p: string, out: (chunk: Buffer) => void): Promise<void> =>
+    new Promise((resolve, reject) => {
+      const url = new URL(`${base}/api/v1${p}`);
+      const req = (url.protocol === "https:" ? import("node:https") : Promise.resolve(http)).then((mod) =>
+        mod
+          .request(url, { method: "GET", headers: { authorization: `Bearer ${token}` }, agent: false }, (res) => {
+            const ok = (res.statusCode ?? 0) >= 200 && (res.statusCode ?? 0) < 300;
+            const errChunks: Buffer[] = [];
+            res.on("data", (c: Buffer) => (ok ? out(c) : errChunks.push(c)));
+            res.on("error", reject);
+            res.on("end", () => {
+              if (ok) return resolve();
+              const text = Buffer.concat(errChunks).toString("utf8");
+              let message = `admin API answered HTTP ${res.statusCode}`;
+              try {
+                message = (JSON.parse(text) as { error?: { message?: string } }).error?.message ?? message;
+              } catch {
+                // not JSON: the status says it
+              }
+              reject(new CtlError(message, res.statusCode));
+            });
+          })
+          .on("error", (err) => reject(new CtlError(`cannot reach the admin API at ${base}: ${err.message}`, 0)))
+          .end(),
+      );
+      req.catch(reject);
+    });
+  return { request, get: (p) => request("GET", p), post: (p, b) => request("POST", p, b), stream };
 }

@@ -12,6 +12,8 @@ const GROUPS: Record<string, () => Promise<Command>> = {
   nodes: async () => (await import("./nodes.ts")).listNodes,
   node: async () => (await import("./nodes.ts")).nodeCommand,
   operation: async () => (await import("./operations.ts")).operationCommand,
+  operations: async () => (await import("./operations.ts")).operationCommand,
+  replica: async () => (await import("./replicas.ts")).replicaCommand,
   orgs: async () => (await import("./tenancy.ts")).orgsCommand,
   teams: async () => (await import("./tenancy.ts")).teamsCommand,
   projects: async () => (await import("./tenancy.ts")).projectsCommand,
@@ -44,9 +46,10 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   model set NAME [--min-replicas N] [--idle-after 10m|default] [--wake-wait 2m|default]   (min-replicas 0: on demand)
   node cordon|uncordon|drain NODE [--wait]
   node remove NODE [--force]   drain, then remove from the store
+  replica logs ID [--tail BYTES] [--follow]   an engine's log, from its node's agent
   model upgrade NAME --to V [--wave N]   model canary NAME --to V --weight 10 --for 10m   model scale|stop NAME
   operation pause|resume|abort|promote ID
-  operation show ID [--follow]
+  operation show ID [--follow]      operations list [--limit N]   (the operations running now)
   orgs create NAME | list      teams create ORG/TEAM | list      projects create NAME [--team ORG/TEAM] | list
   keys create --project P [--model PATTERN]… [--band B] [--expires TIME] | list [--project P] | revoke ID | rotate ID [--overlap S]
   keys create --mine --project P … | list --mine | revoke --mine ID     (your own keys: needs ctl login or LLMGW_SESSION)

@@ -1,8 +1,9 @@
-// ctl operation show ID [--follow]: progress of a long operation, shown until it ends.
+// ctl operation show ID [--follow]: progress of a long operation, shown until it ends; ctl operations
+// list: the operations running now.
 import { setTimeout as sleep } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { adminClient, CtlError, type AdminClient } from "./admin-client.ts";
-import { printJson } from "./output.ts";
+import { printJson, printTable } from "./output.ts";
 
 export interface OperationView {
   id: string;
@@ -50,15 +51,33 @@ export async function followOperation(
   }
 }
 
+export interface RunningOperation {
+  id: string;
+  type: string;
+  kind: string | null;
+  model: string | null;
+  node: string | null;
+  startedAt: string;
+  uiUrl: string;
+}
+
+async function listOperations(rest: string[]): Promise<void> {
+  const { values } = parseArgs({ args: rest, options: { json: { type: "boolean" }, limit: { type: "string", default: "100" } } });
+  const { data } = await adminClient().get<{ data: RunningOperation[] }>(`/operations?limit=${encodeURIComponent(values.limit)}`);
+  if (values.json) return printJson(data);
+  printTable(["ID", "TYPE", "KIND", "STARTED", "TEMPORAL UI"], data.map((o) => [o.id, o.type, o.kind ?? "", o.startedAt, o.uiUrl]));
+}
+
 export async function operationCommand(argv: string[]): Promise<void> {
   const [cmd, ...rest] = argv;
+  if (cmd === "list") return listOperations(rest);
   const { values, positionals } = parseArgs({ args: rest, allowPositionals: true, options: { json: { type: "boolean" }, follow: { type: "boolean" } } });
   const id = positionals[0];
   if (id && (cmd === "pause" || cmd === "resume" || cmd === "abort" || cmd === "promote")) {
     const r = await adminClient().post<{ id: string; action: string }>(`/operations/${id}/${cmd}`, {});
     return values.json ? printJson(r) : void process.stdout.write(`${cmd} sent to ${r.id}\n`);
   }
-  if (cmd !== "show" || !id) throw new CtlError("usage: llmgw ctl operation show|pause|resume|abort|promote ID [--follow] [--json]");
+  if (cmd !== "show" || !id) throw new CtlError("usage: llmgw ctl operation show|pause|resume|abort|promote ID [--follow] [--json] | operations list [--limit N] [--json]");
   const op = values.follow ? await followOperation(id, { quiet: values.json === true }) : await adminClient().get<OperationView>(`/operations/${id}`);
   if (values.json) return printJson(op);
   process.stdout.write(`${op.id}: ${op.status}${op.progress ? ` (${op.progress.ready}/${op.progress.wanted} ready, ${op.progress.phase})` : ""}\n  Temporal UI: ${op.uiUrl}\n`);

@@ -134,7 +134,12 @@ export async function startGateway(): Promise<Gateway> {
 
   const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, cache, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
-  const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
+  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md); the
+  // admin API (an engine's log) and llmgw-admin's node_logs reach agents with it too, one client per node.
+  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
+  const agents = new Map<string, AgentApi>();
+  const agentFor = (node: NodeRef) => perNode(agents, node, (t) => agentClient(t, clusterToken, tls));
+  const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions, agentFor };
   // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.
   const peopleAdmin = adminApi({ ...adminOpts, adminToken: null });
   // Sign-in (gateway/client-api/auth-routes.ts): redirect URIs are made from the public URL, by default this port's.
@@ -143,10 +148,6 @@ export async function startGateway(): Promise<Gateway> {
   const auth = authRoutes({ db, redis: usageConn, sessions, providers, publicUrl: () => publicUrl! });
   const clientApp = clientApi({ ...clientDeps, auth });
   const front = (req: http.IncomingMessage, res: http.ServerResponse) => (req.url === "/api/v1" || req.url?.startsWith("/api/v1/") || req.url?.startsWith("/api/v1?") ? peopleAdmin(req, res) : clientApp(req, res));
-  // The Control service's certificate, and the CA it issues agents' from (docs/operations.md); llmgw-admin's node_logs reaches agents with it too.
-  const tls = await controlPlaneTlsFromConfig(c, db, clusterToken);
-  const agents = new Map<string, AgentApi>();
-  const agentFor = (node: NodeRef) => perNode(agents, node, (t) => agentClient(t, clusterToken, tls));
   const mcp = startMcp({
     db,
     redis: usageConn,
@@ -178,9 +179,9 @@ export async function startGateway(): Promise<Gateway> {
     controlPort: control.port,
     async close() {
       await mcp.close();
-      for (const a of agents.values()) a.close();
       auth.close();
       await Promise.all([closeServer(client), closeServer(admin), closeServer(metricsServer), control.close()]);
+      for (const a of agents.values()) a.close();
       tls?.close();
       await usage.close();
       setNotifier(null);

@@ -6,16 +6,21 @@ import { ErrorBox, Link } from "./parts/common.tsx";
 import { can, type Capability } from "./roles.ts";
 import { BASE, usePath } from "./router.ts";
 import { loadSession, MeContext, type SessionState } from "./session.ts";
+import { Audit } from "./pages/Audit.tsx";
+import { Guardrails } from "./pages/Guardrails.tsx";
+import { McpServers } from "./pages/McpServers.tsx";
+import { Mesh } from "./pages/Mesh.tsx";
 import { MyKeys } from "./pages/MyKeys.tsx";
 import { Models } from "./pages/Models.tsx";
 import { Nodes } from "./pages/Nodes.tsx";
 import { Overview } from "./pages/Overview.tsx";
+import { Pictures } from "./pages/Pictures.tsx";
 import { Playground } from "./pages/Playground.tsx";
 import { SignIn } from "./pages/SignIn.tsx";
 import { Tenancy } from "./pages/Tenancy.tsx";
 import { Usage } from "./pages/Usage.tsx";
 
-type NavKey = "overview" | "models" | "nodes" | "usage" | "tenancy" | "myKeys" | "playground";
+type NavKey = "overview" | "models" | "nodes" | "usage" | "tenancy" | "myKeys" | "playground" | "pictures" | "mesh" | "guardrails" | "mcp" | "audit";
 interface Page {
   path: string;
   nav: NavKey;
@@ -31,6 +36,11 @@ const PAGES: Page[] = [
   { path: "/tenancy", nav: "tenancy", needs: "tenancy.read", render: () => <Tenancy /> },
   { path: "/keys", nav: "myKeys", render: () => <MyKeys /> },
   { path: "/playground", nav: "playground", render: () => <Playground /> },
+  { path: "/pictures", nav: "pictures", render: () => <Pictures /> },
+  { path: "/3d", nav: "mesh", render: () => <Mesh /> },
+  { path: "/guardrails", nav: "guardrails", needs: "admin", render: () => <Guardrails /> },
+  { path: "/mcp", nav: "mcp", needs: "admin", render: () => <McpServers /> },
+  { path: "/audit", nav: "audit", needs: "admin", render: () => <Audit /> },
 ];
 
 export function App() {

@@ -38,6 +38,7 @@ import { actorScope, principalMiddleware } from "./principal.ts";
 import { authorize } from "./authorize.ts";
 import { peopleRoutes } from "./people.ts";
 import { groupMappingRoutes } from "./group-mappings.ts";
+import { engineLogRoutes, type AgentFor } from "./engine-logs.ts";
 import { meRoutes } from "./me.ts";
 
 export interface AdminApiOptions {
@@ -49,6 +50,8 @@ export interface AdminApiOptions {
   adminToken: string | null;
   registry?: EndpointRegistry;
   notifier: Notifier;
+  /** A node's agent, for an engine's log; without it that route answers 503. */
+  agentFor?: AgentFor;
   /** People's sessions (default: over `redis` with the default timeouts). */
   sessions?: SessionStore;
 }
@@ -71,7 +74,8 @@ export function adminApi(opts: AdminApiOptions): express.Express {
   app.use("/api/v1", comfyWorkflowRoutes(opts.db));
   app.use("/api/v1", modelRoutes(opts.db, opts.temporal, opts.taskQueue));
   app.use("/api/v1", modelSettingsRoutes(opts.db, opts.temporal));
-  app.use("/api/v1", operationRoutes(opts.temporal));
+  app.use("/api/v1", operationRoutes(opts.temporal, opts.taskQueue));
+  app.use("/api/v1", engineLogRoutes(opts.db, opts.agentFor));
   app.use("/api/v1", orgRoutes(opts.db));
   app.use("/api/v1", tenancyRoutes(opts.db, opts.redis));
   app.use("/api/v1", priceRoutes(opts.db));

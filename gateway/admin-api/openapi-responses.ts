@@ -42,6 +42,20 @@ export const modelSettings = z.object({
 export const modelPrices = z.object({ model: z.string(), prices: z.looseObject({}).nullable().describe("null: none set") });
 
 export const operation = z.looseObject({ id: z.string(), status: z.string().describe("Temporal's status, or QUEUED"), progress: z.unknown(), error: z.string().nullable(), uiUrl: z.string() });
+export const engineLog = z.string().describe("the engine's output, as written");
+export const operationList = z.object({
+  data: z.array(
+    z.object({
+      id: z.string().describe("the workflow id; GET /api/v1/operations/{id}"),
+      type: z.string().describe("the workflow type"),
+      kind: z.string().nullable(),
+      model: z.string().nullable(),
+      node: z.string().nullable(),
+      startedAt: z.string(),
+      uiUrl: z.string().describe("the workflow in the Temporal Web UI (LLMGW_TEMPORAL_UI_URL)"),
+    }),
+  ),
+});
 export const operationSteered = z.object({ id: z.string(), action: z.string() });
 
 export const nodeList = list(

@@ -22,7 +22,8 @@ import { modelSettingsBody } from "./model-settings.ts";
 import { nodeRemoveQuery } from "./nodes.ts";
 import { notificationsQuery } from "./notifications.ts";
 import * as out from "./openapi-responses.ts";
-import { operationAction } from "./operations.ts";
+import { operationAction, operationsQuery } from "./operations.ts";
+import { engineLogsQuery, replicaIdPath } from "./engine-logs.ts";
 import { strictPriceInput } from "./prices.ts";
 import { lendBody, reclaimBody } from "./slurm.ts";
 import { keyId, keysQuery, keyBody, projectBody, projectNamePath, projectSettingsBody, rotateBody } from "./tenancy.ts";
@@ -73,6 +74,16 @@ export const adminOperations: Operation[] = [
   { method: "post", path: `${V1}/comfy-workflows`, summary: "Add or update a workflow: graph, placeholders, declared inputs", tag: "catalog", request: comfyWorkflowEntry, responses: { "200": { description: "Updated", schema: comfyWorkflowSaved }, "201": { description: "Added", schema: comfyWorkflowSaved }, "400": { description: "Refused, naming the field", schema: out.adminError }, "404": { description: "No model of that name in the catalog", schema: out.adminError }, "409": { description: "The model is in the catalog but no version of it runs on ComfyUI", schema: out.adminError } } },
   { method: "delete", path: `${V1}/comfy-workflows/:name`, summary: "Remove a workflow", tag: "catalog", params: comfyWorkflowName, responses: ok("Removed", comfyWorkflowRemoved) },
 
+  {
+    method: "get",
+    path: `${V1}/replicas/:id/logs`,
+    summary: "An engine's log from its node's agent: the last `tail` bytes, and with follow=true what it writes next (plain text, streamed)",
+    tag: "nodes",
+    params: replicaIdPath,
+    query: engineLogsQuery,
+    responses: { "200": { description: "The log", schema: out.engineLog, contentTypes: ["text/plain"] }, "404": { description: "No such replica, or its node has no log of it", schema: out.adminError } },
+  },
+  { method: "get", path: `${V1}/operations`, summary: "The operations running now (Temporal's open workflows of llmgw's task queue), newest first", tag: "operations", query: operationsQuery, responses: ok("Running operations", out.operationList) },
   { method: "get", path: `${V1}/operations/*id`, summary: "An operation's state and progress (ids hold slashes: model/NAME/serve/3)", tag: "operations", responses: ok("The operation", out.operation) },
   { method: "post", path: `${V1}/operations/*id/:action`, summary: "Steer a running operation: pause, resume, abort, promote", tag: "operations", params: operationAction, responses: started("Sent", out.operationSteered) },
 

@@ -39,6 +39,7 @@ const rows: [string, Rule][] = [
   [`GET ${V1}/comfy-workflows/:name`, OPS],
   [`POST ${V1}/comfy-workflows`, OPS],
   [`DELETE ${V1}/comfy-workflows/:name`, OPS],
+  [`GET ${V1}/operations`, OPS],
   [`GET ${V1}/operations/*id`, OPS],
   [`POST ${V1}/operations/*id/:action`, OPS],
   [`GET ${V1}/nodes`, OPS],
@@ -46,6 +47,7 @@ const rows: [string, Rule][] = [
   [`POST ${V1}/nodes/:id/uncordon`, OPS],
   [`DELETE ${V1}/nodes/:id`, OPS],
   [`POST ${V1}/nodes/:id/drain`, OPS],
+  [`GET ${V1}/replicas/:id/logs`, OPS],
   // Tenancy: org-admin within their orgs; making an org is platform-admin's.
   [`GET ${V1}/orgs`, ORG],
   [`GET ${V1}/teams`, ORG],

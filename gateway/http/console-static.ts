@@ -7,14 +7,20 @@ import path from "node:path";
 import { fileURLToPath } from "node:url";
 import express, { type Response } from "express";
 
+/** The hash of the <style> element <model-viewer> 4.x renders into its shadow root (see CONSOLE_CSP). */
+const MODEL_VIEWER_STYLE = "sha256-PXtZZkJMMyc18o/DN1ZEFOJ2qEGq95IQbVaJFMOXOb0=";
+
 /**
- * Same-origin everything; no inline script or style element, no eval, no framing. img/connect allow
+ * Same-origin everything; no inline script, no style element but <model-viewer>'s, no JS eval, no framing. img/connect allow
  * blob: for downloads made in the page (usage CSV) and data: for uPlot's and <model-viewer>'s images.
  */
 export const CONSOLE_CSP = [
   "default-src 'self'",
-  "script-src 'self'",
-  "style-src 'self'",
+  // WebAssembly compiles only (no JS eval): three.js's mesh decoder under <model-viewer> is one.
+  "script-src 'self' 'wasm-unsafe-eval'",
+  // The one <style> element <model-viewer> 4.x puts in its shadow root, by its hash; a new version
+  // of it changes the hash, which the 3D page's browser test reports as a CSP error.
+  `style-src 'self' '${MODEL_VIEWER_STYLE}'`,
   "img-src 'self' data: blob:",
   "connect-src 'self' blob: data:",
   "font-src 'self'",

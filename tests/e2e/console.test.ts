@@ -69,7 +69,7 @@ describe("web console", () => {
     const index = await fetch(`${p.clientUrl}/console/`);
     assert.equal(index.status, 200);
     assert.equal(index.headers.get("content-security-policy"), CONSOLE_CSP);
-    assert.match(CONSOLE_CSP, /script-src 'self'(;|$)/);
+    assert.match(CONSOLE_CSP, /script-src 'self'( 'wasm-unsafe-eval')?(;|$)/);
     assert.equal(index.headers.get("cache-control"), "no-cache");
     const html = await index.text();
     assert.doesNotMatch(html, /<script(?![^>]*\bsrc=)[^>]*>/, "no inline script");
@@ -103,11 +103,12 @@ describe("web console", () => {
     const t = await tab(admin);
     await t.page.goto(`${p.clientUrl}/console/`);
     await heading(t.page, "Overview");
-    const row = t.page.getByRole("row").filter({ hasText: model });
+    // Within their tables: the running operations name the model and node too.
+    const row = t.page.getByRole("table", { name: "Models" }).getByRole("row").filter({ hasText: model });
     await row.waitFor();
     assert.deepEqual((await row.getByRole("cell").allInnerTexts()).slice(0, 3), [model, "1", "1"]);
-    await t.page.getByRole("row").filter({ hasText: p.env.LLMGW_NODE_ID! }).waitFor();
-    for (const nav of ["Overview", "Models", "Nodes", "Usage", "Tenancy", "My keys", "Playground"]) await t.page.getByRole("navigation").getByRole("link", { name: nav }).waitFor();
+    await t.page.getByRole("table", { name: "Nodes" }).getByRole("row").filter({ hasText: p.env.LLMGW_NODE_ID! }).waitFor();
+    for (const nav of ["Overview", "Models", "Nodes", "Usage", "Tenancy", "My keys", "Playground", "Pictures", "3D", "Guardrails", "MCP servers", "Audit"]) await t.page.getByRole("navigation").getByRole("link", { name: nav }).waitFor();
     await checkPage(t, "overview");
   });
 

@@ -1,5 +1,6 @@
 // Nodes: inventory (GPUs, memory read rate), replicas, last heard; cordon, uncordon and drain for
-// roles that may. A drain is an operation: its progress shows live.
+// roles that may; each replica's engine log, live; and Slurm's view with lend and reclaim. A drain, lend or reclaim is an operation:
+// its progress shows live.
 import { useState } from "react";
 import { api } from "../api.ts";
 import { fill, useT } from "../messages/index.ts";
@@ -8,6 +9,8 @@ import { gpuText, listNodes, type NodeRow } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
 import { OperationList } from "../parts/OperationRow.tsx";
 import { remember, useStarted } from "../parts/operations.ts";
+import { EngineLogs } from "../parts/EngineLogs.tsx";
+import { SlurmNodes } from "../parts/SlurmNodes.tsx";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
 
@@ -67,6 +70,8 @@ export function Nodes() {
             : []),
         ])}
       />
+      <EngineLogs />
+      <SlurmNodes write={write} />
       {started.length ? (
         <Section title={t.overview.operations}>
           <OperationList ops={started} />

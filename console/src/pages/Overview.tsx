@@ -1,5 +1,6 @@
 // The overview: models with ready and asked replicas, nodes with their GPUs and when each was last
-// heard from, the operations this tab started (live, linked to Temporal's Web UI), notifications.
+// heard from, the operations running on the platform and those this tab started (each linked to
+// Temporal's Web UI), recent notifications.
 import { api } from "../api.ts";
 import { useT } from "../messages/index.ts";
 import { ErrorBox, Section, Table, when } from "../parts/common.tsx";
@@ -7,6 +8,7 @@ import { gpuText, listNodes, modelsWithDetail, versionShares } from "../parts/fl
 import { useLoad } from "../parts/load.ts";
 import { OperationList } from "../parts/OperationRow.tsx";
 import { useStarted } from "../parts/operations.ts";
+import { RunningOperations } from "../parts/RunningOperations.tsx";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
 
@@ -51,9 +53,14 @@ export function Overview() {
         </Section>
       ) : null}
       {operate ? (
-        <Section title={t.overview.operations}>
-          <OperationList ops={started} empty={t.overview.noneRunning} />
-        </Section>
+        <>
+          <Section title={t.overview.running}>
+            <RunningOperations />
+          </Section>
+          <Section title={t.overview.operations}>
+            <OperationList ops={started} empty={t.overview.noneRunning} />
+          </Section>
+        </>
       ) : null}
       {seeNotes ? (
         <Section title={t.overview.notifications}>

@@ -1,21 +1,9 @@
 // The playground: a chat that streams from /v1/chat/completions with one of the person's keys. The
 // model picker lists GET /v1/models as that key sees it, so it holds only what the person may use.
-import { useRef, useState, type FormEvent } from "react";
-import { ApiError } from "../api.ts";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import { useT } from "../messages/index.ts";
+import { clientCall, useClientKey } from "../parts/ClientKey.tsx";
 import { ErrorBox } from "../parts/common.tsx";
-import { keepForPlayground, playgroundKey } from "../parts/ShownOnce.tsx";
-import { useMe } from "../session.ts";
-import { createMyKey, myProjects } from "./MyKeys.tsx";
-
-async function clientCall(key: string, path: string, init: RequestInit = {}): Promise<Response> {
-  const res = await fetch(path, { ...init, headers: { authorization: `Bearer ${key}`, "content-type": "application/json", ...init.headers } });
-  if (!res.ok) {
-    const body = (await res.json().catch(() => ({}))) as { error?: { message?: string } };
-    throw new ApiError(res.status, body.error?.message ?? `HTTP ${res.status}`);
-  }
-  return res;
-}
 
 /** Each `data:` line's delta text of an OpenAI chat stream, as it arrives. */
 async function* deltas(res: Response): AsyncGenerator<string> {
@@ -41,35 +29,21 @@ async function* deltas(res: Response): AsyncGenerator<string> {
 
 export function Playground() {
   const t = useT();
-  const me = useMe();
-  const [key, setKey] = useState(playgroundKey() ?? "");
-  const [models, setModels] = useState<string[]>();
+  const [error, setError] = useState<unknown>();
+  const { key, models, form } = useClientKey(setError);
   const [model, setModel] = useState("");
   const [answer, setAnswer] = useState("");
   /** How many stream events the answer came in (shown to tests and tools as data-pieces). */
   const [pieces, setPieces] = useState(0);
   const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<unknown>();
   const abort = useRef<AbortController | null>(null);
 
-  const loadModels = (k = key) =>
-    clientCall(k, "/v1/models")
-      .then((r) => r.json() as Promise<{ data: { id: string }[] }>)
-      .then((b) => {
-        const ids = b.data.map((m) => m.id);
-        setModels(ids);
-        setModel((m) => (ids.includes(m) ? m : (ids[0] ?? "")));
-        setError(undefined);
-      }, setError);
-  // A key of the person's first project, expiring in a day: the playground's own.
-  const makeKey = () =>
-    myProjects(me)
-      .then((ps) => createMyKey(ps[0] ?? "", "playground", new Date(Date.now() + 86_400_000)))
-      .then((k) => {
-      keepForPlayground(k.key);
-      setKey(k.key);
-      void loadModels(k.key);
-    }, setError);
+  // The picker follows the key's models, keeping the one chosen while it is still among them.
+  useEffect(() => {
+    if (!models) return;
+    setModel((m) => (models.includes(m) ? m : (models[0] ?? "")));
+    setError(undefined);
+  }, [models]);
 
   const send = async (e: FormEvent<HTMLFormElement>) => {
     e.preventDefault();
@@ -99,19 +73,7 @@ export function Playground() {
   return (
     <>
       <h1>{t.playground.title}</h1>
-      <form className="inline" onSubmit={(e) => (e.preventDefault(), void loadModels())} aria-label={t.playground.key}>
-        <label htmlFor="pg-key">{t.playground.key}</label>
-        <input id="pg-key" type="password" autoComplete="off" value={key} onChange={(e) => setKey(e.target.value)} aria-describedby="pg-key-help" />
-        <span id="pg-key-help" className="help">
-          {t.playground.keyHelp}
-        </span>
-        <button type="submit" disabled={!key}>
-          {t.playground.loadModels}
-        </button>
-        <button type="button" onClick={() => void makeKey()}>
-          {t.playground.makeKey}
-        </button>
-      </form>
+      {form}
       {models && models.length === 0 ? <p>{t.playground.noModels}</p> : null}
       <form className="chat" onSubmit={(e) => void send(e)} aria-label={t.playground.title}>
         <label htmlFor="pg-model">{t.playground.model}</label>

@@ -1,10 +1,13 @@
 // Tenancy: organizations, teams, projects and their API keys. Roles that may write create projects
-// and keys (a key shown once) and revoke keys; the admin API limits an org-admin to their org.
+// and keys (a key shown once), revoke and rotate keys, and set limits and budgets; a platform-admin
+// also edits people's memberships. The admin API limits an org-admin to their org.
 import { useState, type FormEvent } from "react";
 import { api } from "../api.ts";
 import { useT } from "../messages/index.ts";
 import { ErrorBox, Section, Table, when } from "../parts/common.tsx";
+import { LimitsEditor } from "../parts/LimitsEditor.tsx";
 import { useLoad } from "../parts/load.ts";
+import { Memberships } from "../parts/Memberships.tsx";
 import { ShownOnce } from "../parts/ShownOnce.tsx";
 import { can } from "../roles.ts";
 import { useMe } from "../session.ts";
@@ -70,6 +73,12 @@ export function Tenancy() {
       keys.reload();
     }, setError);
   };
+  const rotate = (k: Key) =>
+    api.post<{ key: string }>(`/keys/${encodeURIComponent(k.id)}/rotate`, { overlapSeconds: 3600 }).then((r) => {
+      setError(undefined);
+      setSecret(r.key);
+      keys.reload();
+    }, setError);
   const revoke = (k: Key) =>
     api.post(`/keys/${encodeURIComponent(k.id)}/revoke`).then(() => {
       setError(undefined);
@@ -120,9 +129,14 @@ export function Tenancy() {
                   k.revoked ? (
                     ""
                   ) : (
-                    <button key="r" type="button" onClick={() => void revoke(k)} aria-label={`${t.tenancy.revoke} ${k.prefix}`}>
-                      {t.tenancy.revoke}
-                    </button>
+                    <span className="actions" key="a">
+                      <button type="button" onClick={() => void rotate(k)} aria-label={`${t.tenancy.rotate} ${k.prefix}`} title={t.tenancy.rotateHelp}>
+                        {t.tenancy.rotate}
+                      </button>
+                      <button type="button" onClick={() => void revoke(k)} aria-label={`${t.tenancy.revoke} ${k.prefix}`}>
+                        {t.tenancy.revoke}
+                      </button>
+                    </span>
                   ),
                 ]
               : []),
@@ -149,6 +163,8 @@ export function Tenancy() {
         ) : null}
         {secret ? <ShownOnce secret={secret} /> : null}
       </Section>
+      {can(me, "limits.write") ? <LimitsEditor /> : null}
+      {can(me, "people.write") ? <Memberships /> : null}
     </>
   );
 }

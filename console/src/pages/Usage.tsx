@@ -1,26 +1,21 @@
-// Usage: requests, tokens, cost and GPU-seconds per day, one line per project, model or key (the
-// dimension chosen), drawn with uPlot from GET /usage?by=day,<dimension>; CSV export of the same
-// query; budgets (GET /limits) beside this month's spend.
+// Usage: requests, tokens, cost and GPU-seconds per day, one line per org, team, project, person,
+// model or key (the dimension chosen), drawn with uPlot from GET /usage?by=day,<dimension>; CSV
+// export of the same query; budgets (GET /limits) beside this month's spend (parts/Budgets.tsx).
 import { useMemo, useState } from "react";
 import { api } from "../api.ts";
 import { fill, useT } from "../messages/index.ts";
-import { ErrorBox, Section, Table } from "../parts/common.tsx";
+import { Budgets } from "../parts/Budgets.tsx";
+import { ErrorBox, Table } from "../parts/common.tsx";
 import { useLoad } from "../parts/load.ts";
 import { UsageChart, type Series } from "../parts/UsageChart.tsx";
+import { can } from "../roles.ts";
+import { useMe } from "../session.ts";
 
-const DIMENSIONS = ["project", "model", "key"] as const;
+const DIMENSIONS = ["org", "team", "project", "person", "model", "key"] as const;
 type Dimension = (typeof DIMENSIONS)[number];
 type Row = { day: string; requests: number; promptTokens: number; completionTokens: number; cost: number; gpuSeconds?: number } & Record<Dimension, string | null>;
 type Measure = "requests" | "tokens" | "cost" | "gpuSeconds";
 
-interface Limit {
-  scope: string;
-  name: string;
-  rpm: number | null;
-  tpm: number | null;
-  monthlyBudget: number | null;
-  monthlyBudgetGpuHours?: number | null;
-}
 
 const isoDay = (d: Date) => d.toISOString().slice(0, 10);
 const measureOf = (r: Row, m: Measure) => (m === "tokens" ? r.promptTokens + r.completionTokens : m === "gpuSeconds" ? (r.gpuSeconds ?? 0) : r[m]);
@@ -49,14 +44,12 @@ function toSeries(rows: Row[], dim: Dimension, measure: Measure, dayList: string
 
 export function Usage() {
   const t = useT();
+  const me = useMe();
   const [dim, setDim] = useState<Dimension>("model");
   const [from, setFrom] = useState(isoDay(new Date(Date.now() - 14 * 86_400_000)));
   const [to, setTo] = useState(isoDay(new Date(Date.now() + 86_400_000)));
   const query = `/usage?by=day,${dim}&from=${from}&to=${to}`;
   const usage = useLoad(() => api.get<{ data: Row[] }>(query).then((b) => b.data), [query], 10_000);
-  const limits = useLoad(() => api.get<{ data: Limit[] }>("/limits").then((b) => b.data));
-  const month = `${new Date().toISOString().slice(0, 7)}-01`;
-  const spent = useLoad(() => api.get<{ data: { project: string; cost: number; gpuSeconds?: number }[] }>(`/usage?by=project&from=${month}`).then((b) => b.data));
   const [csvError, setCsvError] = useState<unknown>();
   const rows = usage.data;
   const charts = useMemo(() => {
@@ -87,7 +80,7 @@ export function Usage() {
           <select value={dim} onChange={(e) => setDim(e.target.value as Dimension)}>
             {DIMENSIONS.map((d) => (
               <option key={d} value={d}>
-                {d}
+                {t.usage.dimensions[d]}
               </option>
             ))}
           </select>
@@ -106,32 +99,18 @@ export function Usage() {
       {rows && rows.length === 0 ? <p>{t.usage.noData}</p> : null}
       <div className="charts">
         {charts.map((c) => (
-          <UsageChart key={c.m} title={fill(t.usage.chartOf, { measure: names[c.m], dimension: dim })} days={c.days} series={c.series} />
+          <UsageChart key={c.m} title={fill(t.usage.chartOf, { measure: names[c.m], dimension: t.usage.dimensions[dim] })} days={c.days} series={c.series} />
         ))}
       </div>
       {rows?.length ? (
         <Table
           caption={t.usage.title}
-          head={["day", dim, t.usage.requests, t.usage.tokens, t.usage.cost, t.usage.gpuSeconds]}
+          head={[t.usage.day, t.usage.dimensions[dim], t.usage.requests, t.usage.tokens, t.usage.cost, t.usage.gpuSeconds]}
           rows={rows.map((r) => [r.day, r[dim] ?? "—", r.requests, r.promptTokens + r.completionTokens, r.cost.toFixed(4), (r.gpuSeconds ?? 0).toFixed(1)])}
         />
       ) : null}
-      <Section title={t.usage.budgets}>
-        <ErrorBox error={limits.error ?? spent.error} />
-        <Table
-          caption={t.usage.budgets}
-          head={[t.col.kind, t.col.name, "rpm", "tpm", t.usage.budgets, t.usage.cost]}
-          empty="—"
-          rows={(limits.data ?? []).map((l) => [
-            l.scope,
-            l.name,
-            l.rpm ?? "—",
-            l.tpm ?? "—",
-            l.monthlyBudget ?? "—",
-            l.scope === "project" ? (spent.data?.find((s) => s.project === l.name)?.cost ?? 0).toFixed(4) : "—",
-          ])}
-        />
-      </Section>
+      {/* GET /limits is the tenancy roles' (a viewer reads usage, not limits). */}
+      {can(me, "tenancy.read") ? <Budgets /> : null}
     </>
   );
 }

@@ -1,5 +1,6 @@
-// Operations started from this console (serve, scale, stop, drain): the admin API has no list of
-// running ones, so the tab keeps their ids (sessionStorage) and the pages poll GET /operations/{id}.
+// Operations started from this console (serve, scale, stop, drain, lend, reclaim): the tab keeps
+// their ids (sessionStorage) and the pages poll GET /operations/{id} for their progress, including
+// after they end (GET /operations lists only the running ones; parts/RunningOperations.tsx).
 import { useEffect, useState } from "react";
 import { api } from "../api.ts";
 
