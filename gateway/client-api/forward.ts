@@ -5,13 +5,15 @@ import type { ServerResponse } from "node:http";
 import { log } from "../../common/logging.ts";
 import { modelAllowed } from "../auth/key-cache.ts";
 import { fallbackFor } from "../router/fallback.ts";
-import { proxy, type ProxyRequest } from "../router/proxy.ts";
+import { proxy, type ProxyOutcome, type ProxyRequest } from "../router/proxy.ts";
+import { refusedAnswers } from "../router/answer-rewrite.ts";
 import type { Caller, ClientApiDeps } from "./context.ts";
 import { ApiError } from "../errors.ts";
 import { checkRequestLimits } from "../router/request-limits.ts";
 import { answerRewrite } from "../guard/answer.ts";
 import { checkInput, GuardBlock } from "../guard/input.ts";
-import { judgeInput } from "../guard/judge-stage.ts";
+import { asker, bodyTexts, judgeInput } from "../guard/judge-stage.ts";
+import { askedRewrite } from "../guard/output-asks.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
@@ -50,24 +52,8 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let ttftMs: number | null = null;
   let replica: string | null = null;
   let spent: Spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
-  try {
-    // guard(input): before the route is picked, so a blocked request never reaches an engine.
-    const policy = deps.guard?.policyFor(key, model) ?? null;
-    if (policy !== null) {
-      p = guardRequest(deps.guard!, policy, req, key, model, p);
-      if (policy.asks) await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
-    }
-    // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
-    const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
-    if (fallback !== null) {
-      [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback }, raw: undefined }];
-      res.setHeader("x-llmgw-fallback", fallback);
-    }
-    const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });
-    status = out.status;
-    ttftMs = out.ttftMs;
-    replica = out.endpoint?.id ?? null;
-    spent = deps.usage.record({
+  const bill = (out: Pick<ProxyOutcome, "endpoint" | "usage" | "ttftMs" | "gpuSeconds">, status: number): Spent =>
+    deps.usage.record({
       id: randomUUID(),
       at: new Date().toISOString(),
       keyId: key.id,
@@ -86,8 +72,33 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       status,
       gpuSeconds: out.gpuSeconds ?? 0,
     });
+  try {
+    // guard(input): before the route is picked, so a blocked request never reaches an engine.
+    const policy = deps.guard?.policyFor(key, model) ?? null;
+    if (policy !== null) {
+      p = guardRequest(deps.guard!, policy, req, key, model, p);
+      if (policy.asks) await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
+    }
+    // No room or no ready endpoint: the first fallback with room takes the request (router/fallback.ts).
+    const fallback = early ?? fallbackFor(deps.registry, model, endpoints, key, p.path, p.body, route);
+    if (fallback !== null) {
+      [model, endpoints, p] = [fallback, deps.registry.endpoints(fallback), { ...p, body: { ...p.body, model: fallback }, raw: undefined }];
+      res.setHeader("x-llmgw-fallback", fallback);
+    }
+    const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });
+    status = out.status;
+    ttftMs = out.ttftMs;
+    replica = out.endpoint?.id ?? null;
+    spent = bill(out, status);
   } catch (err) {
     status = err instanceof ApiError ? err.status : 500;
+    // An answer refused after the engine made it (a guardrail's output block): its tokens are billed all the same.
+    const refused = err !== null && typeof err === "object" ? refusedAnswers.get(err) : undefined;
+    if (refused) {
+      ttftMs = refused.ttftMs;
+      replica = refused.endpoint?.id ?? null;
+      spent = bill(refused, status);
+    }
     throw err;
   } finally {
     limited.release(spent);
@@ -120,7 +131,9 @@ function guardRequest(guard: GuardService, policy: MergedPolicy, req: Caller, ke
     }
     if (out) guard.record(out.decisions, key, model);
   }
-  const rewrite = answerRewrite(policy, out?.redactions ?? null, (d) => guard.record(d, key, model));
+  const checked = answerRewrite(policy, out?.redactions ?? null, (d) => guard.record(d, key, model));
+  // The output's judge and service rules read the answer after the pattern rules (a judge also reads the request it answers).
+  const rewrite = checked && policy.outputAsks ? askedRewrite(checked, asker(guard, policy, "output", key, model, req.requestId, bodyTexts(out?.body ?? p.body))) : checked;
   if (out && out.body !== p.body) return { ...p, body: out.body, raw: undefined, rewrite };
   return rewrite ? { ...p, rewrite } : p;
 }
