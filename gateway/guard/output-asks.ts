@@ -66,25 +66,26 @@ export function askedRewrite(inner: SyncAnswerRewrite, ask: Ask): AnswerRewrite 
       let answer = "";
       let ended = false;
       let shape: Chunk | null = null;
+      // Each released event is asked about in turn (one push may carry many when the engine's chunks arrive together).
       const judged = async (out: string): Promise<string> => {
-        const { text, last } = releasedText(out);
-        shape = last ?? shape;
-        if (!text) return out;
-        answer += text;
-        try {
-          await ask(answer);
-          return out;
-        } catch (err) {
-          if (err instanceof GuardBlock) {
-            ended = true;
-            return blockedEnding(shape ?? {}, err.rule, s.usage ?? null);
+        let sent = "";
+        for (const ev of out.split(/(?<=\n\n)/)) {
+          const { text, last } = releasedText(ev);
+          shape = last ?? shape;
+          if (text) {
+            answer += text;
+            try {
+              await ask(answer);
+            } catch (err) {
+              if (!(err instanceof GuardBlock || err instanceof GuardFailed)) throw err;
+              ended = true;
+              const failed = err instanceof GuardFailed;
+              return sent + blockedEnding(shape ?? {}, failed ? err.decision : err.rule, s.usage ?? null, failed);
+            }
           }
-          if (err instanceof GuardFailed) {
-            ended = true;
-            return blockedEnding(shape ?? {}, err.decision, s.usage ?? null, true);
-          }
-          throw err;
+          sent += ev;
         }
+        return sent;
       };
       // Pieces with no text (a role, a usage chunk, [DONE]) pass at once; a pattern block's ending passes as it is.
       const next = (out: string): string | Promise<string> => (ended ? "" : s.stopped || !out.includes("data: {") ? out : judged(out));

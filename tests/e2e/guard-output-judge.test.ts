@@ -120,7 +120,9 @@ describe("guardrail judge and service rules on the output", () => {
     assert.equal(last.choices[0]!.finish_reason, "content_filter");
     assert.equal(last.guardrail!.rule, "moderation");
     const asked = received.map((b) => (JSON.parse(b) as { input: string }).input);
-    assert.deepEqual(asked.slice(0, 2), ["echo: A fine start here. ", "echo: A fine start here. Something forbidden now. "]);
+    // The first sentence alone, then the answer so far (the last release may carry the tail with it).
+    assert.equal(asked[0], "echo: A fine start here. ");
+    assert.ok(asked[1]!.startsWith("echo: A fine start here. Something forbidden now."), asked[1]);
   });
 
   it("a service that does not answer ends the stream under fail closed, naming the rule as failed; a whole answer is 503", async () => {

@@ -51,6 +51,12 @@ test("a stream is asked about the answer so far at each sentence, and ends at th
   assert.equal(last.usage!.completion_tokens, 6, "the engine's usage so far, for the ledger");
   assert.ok(ev.slice(0, -1).every((e) => e.usage === undefined), "continuous usage is taken out of the chunks the client reads");
   assert.ok(out.endsWith("data: [DONE]\n\n"));
+  // The engine's chunks arriving together: each released sentence is still asked about in turn.
+  asked.length = 0;
+  const together = events(await rw.stream().push(chunk("One fine. ", 2) + chunk("Then bad. ", 4) + chunk("Tail. ", 6)));
+  assert.deepEqual(asked, ["One fine. ", "One fine. Then bad. "]);
+  assert.deepEqual(together.map((e) => e.choices[0]!.delta.content ?? null), ["One fine. ", null]);
+  assert.equal(together[1]!.choices[0]!.finish_reason, "content_filter");
 });
 
 test("a closed failure ends the stream naming the rule as failed; a whole answer is asked once and throws", async () => {
