@@ -2,7 +2,7 @@
 // each time the pattern stage releases a sentence, ended at the first unsafe one (content_filter,
 // the rule named, the engine's usage so far for the ledger); a closed failure ending it as failed;
 // a whole answer asked once; the router sending a late rewrite's pieces in order and stopping the
-// engine; continuous usage kept from the client.
+// engine; continuous usage kept from the client; the same service rule in two policies merged the stricter way.
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { answerRewrite } from "../../gateway/guard/answer.ts";
@@ -110,4 +110,18 @@ test("the router sends a late rewrite's pieces in order and stops the engine whe
   const ev = events(sent);
   assert.equal(ev.map((e) => e.choices[0]!.delta.content ?? "").join(""), "One. Two. ");
   assert.equal(ev[ev.length - 1]!.choices[0]!.finish_reason, "content_filter");
+});
+
+test("two policies naming the same service rule merge to the stricter one: block over flag, fail closed over open", () => {
+  const svc = (action: string) => ({ name: "moderation", detector: "service", url: "http://mod.example/v1", unsafe: "results.0.flagged", action });
+  const m = merge([
+    { name: "lenient", version: 1, doc: checkPolicy({ name: "lenient", input: [svc("flag")], output: [svc("flag")] }) },
+    { name: "strict", version: 2, doc: checkPolicy({ name: "strict", fail: "closed", input: [svc("block")], output: [svc("block")] }) },
+  ]);
+  assert.equal(m.fail, "closed");
+  for (const dir of ["input", "output"] as const) {
+    assert.equal(m[dir].length, 1, dir);
+    assert.deepEqual([m[dir][0]!.action, m[dir][0]!.policy, m[dir][0]!.service?.url], ["block", "strict", "http://mod.example/v1"], dir);
+  }
+  assert.deepEqual([m.asks, m.outputAsks], [true, true]);
 });
