@@ -76,7 +76,9 @@ export function asker(guard: GuardService, policy: MergedPolicy, direction: Dire
           log.warn(`a guardrail ${what} failed`, { requestId, policy: r.policy, rule: r.name, direction, fail: policy.fail, error: err.message });
           if (policy.fail === "closed") throw new GuardFailed({ policy: r.policy, rule: r.name, direction }, what);
         } finally {
-          if (r.model) guard.judgeSeconds.observe({ model: r.model, outcome }, (performance.now() - started) / 1000);
+          const seconds = (performance.now() - started) / 1000;
+          if (r.model) guard.judgeSeconds.observe({ model: r.model, outcome }, seconds);
+          else guard.serviceSeconds.observe({ policy: r.policy, rule: r.name, outcome }, seconds);
         }
       }
     } finally {

@@ -135,6 +135,8 @@ describe("guardrail judge and service rules on the output", () => {
     assert.equal(last.choices[0]!.finish_reason, "content_filter");
     assert.deepEqual(last.guardrail, { policy: "hung", rule: "moderation", direction: "output", failed: true });
     await assert.rejects(ask(keys.hung.key, "echo: Hello there."), (e: unknown) => e instanceof OpenAI.APIError && e.status === 503 && e.code === "guard_failed");
+    const metrics = await (await fetch(`http://127.0.0.1:${p.env.LLMGW_METRICS_PORT}/metrics`)).text();
+    assert.match(metrics, /llmgw_guard_service_seconds_count\{policy="hung",rule="moderation",outcome="failed"\} [1-9]/);
   });
 
   it("a pattern block mid-stream is billed for the tokens made, and the client sees no usage it did not ask for", async () => {

@@ -175,9 +175,9 @@ describe("the Grafana dashboard", () => {
     for (const w of ["requests", "latency", "first token", "tokens", "queue", "replicas", "gpu", "workflows", "guardrail"]) assert.ok(titles.includes(w), w);
   });
 
-  it("shows the guardrails' decisions and the judge's latency", () => {
+  it("shows the guardrails' decisions and the judge's and services' latency", () => {
     const exprs = dash.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join("\n");
-    for (const m of ["llmgw_guard_decisions_total", "llmgw_guard_judge_seconds_bucket"]) assert.ok(exprs.includes(m), m);
+    for (const m of ["llmgw_guard_decisions_total", "llmgw_guard_judge_seconds_bucket", "llmgw_guard_service_seconds_bucket"]) assert.ok(exprs.includes(m), m);
   });
 
   it("queries only metrics the processes export, from the provisioned data source", () => {
