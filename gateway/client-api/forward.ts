@@ -5,13 +5,15 @@ import type { ServerResponse } from "node:http";
 import { log } from "../../common/logging.ts";
 import { modelAllowed } from "../auth/key-cache.ts";
 import { fallbackFor } from "../router/fallback.ts";
-import { proxy, type ProxyRequest } from "../router/proxy.ts";
+import { proxy, type ProxyOutcome, type ProxyRequest } from "../router/proxy.ts";
+import { refusedAnswers } from "../router/answer-rewrite.ts";
 import type { Caller, ClientApiDeps } from "./context.ts";
 import { ApiError } from "../errors.ts";
 import { checkRequestLimits } from "../router/request-limits.ts";
 import { answerRewrite } from "../guard/answer.ts";
 import { checkInput, GuardBlock } from "../guard/input.ts";
-import { judgeInput } from "../guard/judge-stage.ts";
+import { asker, bodyTexts, judgeInput } from "../guard/judge-stage.ts";
+import { askedRewrite } from "../guard/output-asks.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
@@ -55,6 +57,28 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let spent: Spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
   // The key's or project's answer cache (gateway/cache/): undefined for most, at the cost of a map lookup.
   const cacheSettings = deps.cache?.book.for(key);
+  let cached: CacheLookup | null = null;
+  const bill = (out: Pick<ProxyOutcome, "endpoint" | "usage" | "ttftMs" | "gpuSeconds">, status: number): Spent =>
+    deps.usage.record({
+      id: randomUUID(),
+      at: new Date().toISOString(),
+      keyId: key.id,
+      projectId: key.projectId,
+      personId: key.personId ?? null,
+      model,
+      version: out.endpoint?.version ?? null,
+      replicaId: out.endpoint?.id ?? null,
+      endpoint: route,
+      promptTokens: out.usage?.prompt_tokens ?? 0,
+      cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
+      completionTokens: out.usage?.completion_tokens ?? 0,
+      costMicros: 0,
+      latencyMs: performance.now() - p.started,
+      ttftMs: out.ttftMs,
+      status,
+      gpuSeconds: out.gpuSeconds ?? 0,
+      ...(cached ? { cache: cached.outcome } : {}),
+    });
   try {
     const asked = p.body;
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
@@ -64,7 +88,6 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       if (policy.asks) await judgeInput(deps.guard!, policy, p.body, key, model, req.requestId);
     }
     // The cache after the guard has judged the request; a redacted request is neither served nor kept.
-    let cached: CacheLookup | null = null;
     let capture: AnswerCapture | null = null;
     if (cacheSettings !== undefined && p.body === asked) {
       cached = await deps.cache!.lookup(cacheSettings, route, p.body);
@@ -92,28 +115,16 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     if (answer !== null) deps.cache!.keep(cached!, answer);
     ttftMs = out.ttftMs;
     replica = out.endpoint?.id ?? null;
-    spent = deps.usage.record({
-      id: randomUUID(),
-      at: new Date().toISOString(),
-      keyId: key.id,
-      projectId: key.projectId,
-      personId: key.personId ?? null,
-      model,
-      version: out.endpoint?.version ?? null,
-      replicaId: out.endpoint?.id ?? null,
-      endpoint: route,
-      promptTokens: out.usage?.prompt_tokens ?? 0,
-      cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
-      completionTokens: out.usage?.completion_tokens ?? 0,
-      costMicros: 0,
-      latencyMs: performance.now() - p.started,
-      ttftMs: out.ttftMs,
-      status,
-      gpuSeconds: out.gpuSeconds ?? 0,
-      ...(cached ? { cache: cached.outcome } : {}),
-    });
+    spent = bill(out, status);
   } catch (err) {
     status = err instanceof ApiError ? err.status : 500;
+    // An answer refused after the engine made it (a guardrail's output block): its tokens are billed all the same.
+    const refused = err !== null && typeof err === "object" ? refusedAnswers.get(err) : undefined;
+    if (refused) {
+      ttftMs = refused.ttftMs;
+      replica = refused.endpoint?.id ?? null;
+      spent = bill(refused, status);
+    }
     throw err;
   } finally {
     limited.release(spent);
@@ -151,7 +162,9 @@ function guardRequest(guard: GuardService, policy: MergedPolicy, req: Caller, ke
     }
     if (out) guard.record(out.decisions, key, model);
   }
-  const rewrite = answerRewrite(policy, out?.redactions ?? null, (d) => guard.record(d, key, model));
+  const checked = answerRewrite(policy, out?.redactions ?? null, (d) => guard.record(d, key, model));
+  // The output's judge and service rules read the answer after the pattern rules (a judge also reads the request it answers).
+  const rewrite = checked && policy.outputAsks ? askedRewrite(checked, asker(guard, policy, "output", key, model, req.requestId, bodyTexts(out?.body ?? p.body))) : checked;
   if (out && out.body !== p.body) return { ...p, body: out.body, raw: undefined, rewrite };
   return rewrite ? { ...p, rewrite } : p;
 }

@@ -1,7 +1,7 @@
 // What the guard does to an answer: restore (the request's own placeholders put back), then the
 // output rules reading the answer as the client will. Made only when the policy restores or has
 // output rules, so an answer no rule reads is relayed as it came.
-import type { AnswerRewrite } from "../router/answer-rewrite.ts";
+import type { SyncAnswerRewrite } from "../router/answer-rewrite.ts";
 import { TextCheck, type GuardDecision } from "./check.ts";
 import type { MergedPolicy } from "./merge.ts";
 import { OutputStream } from "./output-stream.ts";
@@ -10,7 +10,7 @@ import type { Redactions } from "./redactions.ts";
 import { restorer } from "./restore.ts";
 
 /** The rewrite for this request's answer, or undefined when there is nothing to do. `record` is told each block and flag once. */
-export function answerRewrite(policy: MergedPolicy, redactions: Redactions | null, record: (d: GuardDecision[]) => void): AnswerRewrite | undefined {
+export function answerRewrite(policy: MergedPolicy, redactions: Redactions | null, record: (d: GuardDecision[]) => void): SyncAnswerRewrite | undefined {
   const restore = policy.restore && redactions !== null && redactions.size > 0 ? restorer(redactions) : null;
   const rules = policy.output;
   if (rules.length === 0) return restore ?? undefined;
@@ -23,6 +23,7 @@ export function answerRewrite(policy: MergedPolicy, redactions: Redactions | nul
     };
   };
   return {
+    mayStop: true,
     whole(text) {
       const c = new TextCheck(rules, "output");
       const seen = recorder();
@@ -46,6 +47,9 @@ export function answerRewrite(policy: MergedPolicy, redactions: Redactions | nul
         },
         get stopped() {
           return o.stopped;
+        },
+        get usage() {
+          return o.usage;
         },
       };
     },

@@ -39,13 +39,19 @@ export class Judge {
     private readonly now: () => number = Date.now,
   ) {}
 
-  /** The judge's verdict on `text`, within `timeoutMs`; throws JudgeFailed. `fresh`: not from the cache (a timing check). */
-  async verdict(model: string, text: string, timeoutMs: number, fresh = false): Promise<Verdict> {
-    const id = createHash("sha256").update(model).update("\0").update(text).digest("base64");
+  /**
+   * The judge's verdict on `text`, within `timeoutMs`; throws JudgeFailed. `fresh`: not from the cache (a timing check).
+   * With `prompt`, `text` is an answer to it: the judge reads the prompt as the user's turn and judges the answer
+   * as the assistant's (Llama Guard's response classification; its chat template says which turn to judge).
+   */
+  async verdict(model: string, text: string, timeoutMs: number, fresh = false, prompt?: string): Promise<Verdict> {
+    const hash = createHash("sha256").update(model).update("\0").update(text);
+    if (prompt !== undefined) hash.update("\0answer to\0").update(prompt);
+    const id = hash.digest("base64");
     const known = this.cache.get(id);
     if (!fresh && known && this.now() - known.at < TTL_MS) return known.verdict;
     const controller = new AbortController();
-    const messages = [{ role: "user", content: text }];
+    const messages = prompt === undefined ? [{ role: "user", content: text }] : [{ role: "user", content: prompt }, { role: "assistant", content: text }];
     let timers: NodeJS.Timeout[] = [];
     try {
       const answer = await new Promise<string>((resolve, reject) => {

@@ -31,6 +31,8 @@ export interface MergedPolicy {
   output: CompiledRule[];
   /** Some input rule asks a judge or a service (the asynchronous stage, ./judge-stage.ts). */
   asks: boolean;
+  /** Some output rule does (./output-asks.ts). */
+  outputAsks: boolean;
 }
 
 export interface StoredPolicy {
@@ -60,7 +62,7 @@ export function applies(scope: string, key: Pick<KeyInfo, "id" | "projectId" | "
 }
 
 export function merge(policies: readonly StoredPolicy[]): MergedPolicy {
-  const m: MergedPolicy = { policies: [], fail: "open", restore: false, stream: "sentence", input: [], output: [], asks: false };
+  const m: MergedPolicy = { policies: [], fail: "open", restore: false, stream: "sentence", input: [], output: [], asks: false, outputAsks: false };
   for (const p of policies) {
     m.policies.push(`${p.name}@${p.version}`);
     if (p.doc.fail === "closed") m.fail = "closed";
@@ -75,7 +77,9 @@ export function merge(policies: readonly StoredPolicy[]): MergedPolicy {
       }
     }
   }
-  m.asks = m.input.some((r) => r.detector === "judge" || r.detector === "service");
+  const asks = (r: CompiledRule) => r.detector === "judge" || r.detector === "service";
+  m.asks = m.input.some(asks);
+  m.outputAsks = m.output.some(asks);
   return m;
 }
 

@@ -3,11 +3,25 @@
 // held whole until their choice finishes, so they are checked as JSON. A block ends the stream at
 // once: a last chunk with finish_reason `content_filter` naming the rule (never the text) and
 // [DONE]; `stopped` tells the caller to stop the engine.
-import { GuardBlock, type TextCheck } from "./check.ts";
+import type { Usage } from "../router/sse-usage.ts";
+import { GuardBlock, type GuardDecision, type TextCheck } from "./check.ts";
 
 type Delta = { content?: unknown; reasoning_content?: unknown; reasoning?: unknown; tool_calls?: { index?: number; function?: { arguments?: unknown } }[] };
 type Choice = { index?: number; finish_reason?: string | null; text?: unknown; delta?: Delta };
-type Chunk = { id?: string; object?: string; created?: number; model?: string; choices?: Choice[] };
+export type Chunk = { id?: string; object?: string; created?: number; model?: string; choices?: Choice[]; usage?: Usage | null };
+
+/**
+ * A stream's last chunk when a rule ends it: finish_reason content_filter on each choice, the rule
+ * named (never the text), the engine's usage so far (so the ledger bills what was made), then [DONE].
+ * `failed`: the rule's judge or service did not answer and the policy fails closed.
+ */
+export function blockedEnding(c: Chunk, d: Omit<GuardDecision, "action">, usage: Usage | null, failed = false): string {
+  const completion = c.object === "text_completion";
+  const choices = (c.choices ?? [{ index: 0 }]).map((x) => ({ index: x.index ?? 0, ...(completion ? { text: "" } : { delta: {} }), finish_reason: "content_filter" }));
+  const { policy, rule, direction } = d;
+  const last = { id: c.id, object: c.object, created: c.created, model: c.model, choices, guardrail: { policy, rule, direction, ...(failed && { failed: true }) }, ...(usage && { usage }) };
+  return `data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`;
+}
 
 /** Held text past this without a sentence's end is released at its last space, so memory and delay stay bounded. */
 const MAX_HELD = 2000;
@@ -29,6 +43,8 @@ export function sentenceCut(s: string): number {
 
 export class OutputStream {
   stopped = false;
+  /** The engine's usage as last seen (every chunk carries it when the proxy asked for continuous usage). */
+  usage: Usage | null = null;
   private buf = "";
   private held = new Map<string, string>();
 
@@ -77,7 +93,10 @@ export class OutputStream {
     } catch {
       return ev;
     }
+    if (parsed.usage) this.usage = parsed.usage;
     if (!Array.isArray(parsed.choices) || parsed.choices.length === 0) return ev;
+    // Continuous usage is for the ledger, not the client: a choice's last chunk keeps it (some engines send the final usage there).
+    if (parsed.usage && !parsed.choices.some((c) => c.finish_reason)) delete parsed.usage;
     const seen = this.check.decisions.length;
     try {
       for (const c of parsed.choices) this.choice(c);
@@ -85,7 +104,7 @@ export class OutputStream {
       if (!(err instanceof GuardBlock)) throw err;
       this.stopped = true;
       this.onDecisions(this.check);
-      return this.blocked(parsed, err);
+      return blockedEnding(parsed, err.rule, this.usage);
     }
     if (this.check.decisions.length > seen) this.onDecisions(this.check);
     return `data: ${JSON.stringify(parsed)}\n\n`;
@@ -116,14 +135,5 @@ export class OutputStream {
       if (own?.function) own.function.arguments = args;
       else d.tool_calls.push({ index, function: { arguments: args } });
     }
-  }
-
-  /** The stream's last chunk (finish_reason content_filter, the rule named) and [DONE]. */
-  private blocked(c: Chunk, err: GuardBlock): string {
-    const completion = c.object === "text_completion";
-    const choices = (c.choices ?? []).map((x) => ({ index: x.index ?? 0, ...(completion ? { text: "" } : { delta: {} }), finish_reason: "content_filter" }));
-    const { policy, rule, direction } = err.rule;
-    const last = { id: c.id, object: c.object, created: c.created, model: c.model, choices, guardrail: { policy, rule, direction } };
-    return `data: ${JSON.stringify(last)}\n\ndata: [DONE]\n\n`;
   }
 }

@@ -36,7 +36,7 @@ const rule = z
   })
   .strict()
   .describe(
-    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction; model (required), timeout (seconds, default 5) and categories only on judge rules; url and unsafe (required), headers_from, body, why and timeout only on service rules; judge and service rules read input and block or flag",
+    "kinds only on pii and secrets rules, of that detector; patterns (re2 syntax) required on deny and allow, allowed on injection, refused elsewhere; an allow rule takes no action and needs a deny rule in its direction; every other rule needs one; an injection is not redacted; rule names are unique in a direction; model (required), timeout (seconds, default 5) and categories only on judge rules; url and unsafe (required), headers_from, body, why and timeout only on service rules; judge and service rules (input or output) block or flag",
   );
 
 export const policyDocument = z
@@ -121,7 +121,6 @@ function checkService(x: PolicyRule, at: string): void {
   if (x.url === undefined) throw new PolicyError(`${at}.url`, "required: the service's URL");
   if (x.unsafe === undefined) throw new PolicyError(`${at}.unsafe`, "required: the dotted path into the service's answer that says the text is unsafe");
   if (x.action === "redact") throw new PolicyError(`${at}.action`, "a service says safe or unsafe; it cannot redact: block or flag");
-  if (at.startsWith("output")) throw new PolicyError(`${at}.detector`, "a service reads input only (answers are checked by pattern rules); move it to input");
   if (x.body !== undefined && !JSON.stringify(x.body).includes("{{text}}")) throw new PolicyError(`${at}.body`, "the body must hold {{text}} where the text goes");
 }
 
@@ -133,7 +132,6 @@ function checkJudge(x: PolicyRule, at: string): void {
   }
   if (x.model === undefined) throw new PolicyError(`${at}.model`, "required: the model (served by llmgw) that judges the text");
   if (x.action === "redact") throw new PolicyError(`${at}.action`, "a judge says safe or unsafe; it cannot redact: block or flag");
-  if (at.startsWith("output")) throw new PolicyError(`${at}.detector`, "a judge reads input only (answers are checked by pattern rules); move it to input");
 }
 
 /** Compiles an operator's pattern with re2js (linear time), or throws PolicyError saying why not. */

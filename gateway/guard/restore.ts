@@ -1,7 +1,7 @@
 // Restore: the client reads back the values its request's placeholders stand for, in the answer
 // only. A streamed placeholder split across SSE events is held back until it is whole; tool-call
 // arguments (JSON inside a string) get the values escaped for JSON.
-import type { AnswerRewrite } from "../router/answer-rewrite.ts";
+import type { SyncAnswerRewrite } from "../router/answer-rewrite.ts";
 import { PLACEHOLDER_MAX, restoreText, type Redactions } from "./redactions.ts";
 
 const jsonEscape = (v: string) => JSON.stringify(v).slice(1, -1);
@@ -102,6 +102,6 @@ function restoreWhole(text: string, r: Redactions): string {
   return JSON.stringify(parsed);
 }
 
-export function restorer(r: Redactions): AnswerRewrite {
+export function restorer(r: Redactions): SyncAnswerRewrite {
   return { whole: (text) => restoreWhole(text, r), stream: () => new StreamRestorer(r) };
 }

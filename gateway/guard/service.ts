@@ -41,6 +41,8 @@ export class GuardService {
   private readonly decisions: Counter<"policy" | "rule" | "action" | "direction">;
   /** How long the judge took, by model and outcome (safe, unsafe, failed). */
   readonly judgeSeconds: Histogram<"model" | "outcome">;
+  /** How long an outside service took, by policy, rule and outcome (safe, unsafe, failed). */
+  readonly serviceSeconds: Histogram<"policy" | "rule" | "outcome">;
   /** Asks the judge models; null where no judge can be asked (then a judge rule fails, and `fail` decides). */
   judge: Judge | null = null;
 
@@ -58,6 +60,13 @@ export class GuardService {
       name: "llmgw_guard_judge_seconds",
       help: "How long a guardrail judge model took to answer, by model and outcome (safe, unsafe, failed)",
       labelNames: ["model", "outcome"],
+      buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers: [metrics],
+    });
+    this.serviceSeconds = new Histogram({
+      name: "llmgw_guard_service_seconds",
+      help: "How long a guardrail's outside service took to answer, by policy, rule and outcome (safe, unsafe, failed)",
+      labelNames: ["policy", "rule", "outcome"],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
       registers: [metrics],
     });

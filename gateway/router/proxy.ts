@@ -11,7 +11,7 @@ import { pick, PROFILES, type Profile, type RouteHints } from "./pick.ts";
 import type { Endpoint } from "./endpoint.ts";
 import { SseUsageScanner, type Usage } from "./sse-usage.ts";
 import { UpstreamCall } from "./upstream-call.ts";
-import { rewriteAnswer, type AnswerRewrite } from "./answer-rewrite.ts";
+import { refusedAnswers, rewriteAnswer, type AnswerRewrite } from "./answer-rewrite.ts";
 import { byWeight } from "./version-weights.ts";
 
 const MAX_ATTEMPTS = 3;
@@ -116,7 +116,9 @@ export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints
 
 /** Up to MAX_ATTEMPTS replicas in pick order: on to the next after a failed connection or a 5xx (or an outside key's refusal). */
 async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, client: ClientWatch): Promise<ProxyOutcome> {
-  const body = p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body;
+  const usageOption = { ...(p.body.stream_options as object), include_usage: true };
+  // A rewrite that may end the stream needs the usage so far when it does: our engines send it in every chunk.
+  const body = p.stream ? { ...p.body, stream_options: p.rewrite?.mayStop ? { ...usageOption, continuous_usage_stats: true } : usageOption } : p.body;
   const payload = body === p.body && p.raw ? p.raw : JSON.stringify(body);
   // Outside providers get the body with their own model id, made once per request and model.
   let outsideModel: string | null = null;
@@ -139,7 +141,8 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
     const o = e.outside;
     if (o !== null && o.model !== outsideModel) {
       outsideModel = o.model;
-      outsidePayload = JSON.stringify({ ...body, model: o.model });
+      // Outside providers are not asked for continuous usage (OpenAI refuses fields it does not know).
+      outsidePayload = JSON.stringify({ ...body, model: o.model, ...(p.stream && { stream_options: usageOption }) });
     }
     const up = new UpstreamCall(
       e.pool,
@@ -182,11 +185,18 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
     } else e.breaker.success();
     if (p.rewrite) rewriteAnswer(up, p.rewrite);
     let out: ProxyOutcome;
+    let failed: unknown = null;
     try {
       out = await (p.respond ?? relay)(res, e, up, p);
+    } catch (err) {
+      failed = err;
+      throw err;
     } finally {
       e.inflight--;
       gpuSeconds += e.busy.end(mark) * e.gpus;
+      // A whole answer the rewrite refused: the ledger records what this replica made.
+      const refused = failed !== null && typeof failed === "object" ? refusedAnswers.get(failed) : undefined;
+      if (refused) Object.assign(refused, { endpoint: e, gpuSeconds, ttftMs: performance.now() - p.started });
     }
     out.gpuSeconds = gpuSeconds;
     if (out.status === 200) {

@@ -10,6 +10,8 @@ import { parse } from "yaml";
 import { AgentMetrics } from "../../agent/metrics.ts";
 import { loadConfig } from "../../common/config.ts";
 import { GatewayMetrics } from "../../gateway/metrics.ts";
+import { GuardService } from "../../gateway/guard/service.ts";
+import type { PrismaClient } from "../../common/db.ts";
 import { WorkerMetrics } from "../../workers/metrics.ts";
 import { REPO, settingsReadByCode } from "../helpers/settings.ts";
 
@@ -158,16 +160,24 @@ describe("Dockerfile", () => {
 describe("the Grafana dashboard", () => {
   const dash = JSON.parse(read("deploy/grafana/dashboards/llmgw.json")) as { uid: string; panels: { type: string; title: string; targets?: { expr: string; datasource: { uid: string } }[] }[] };
   const exported = new Set<string>();
-  for (const reg of [new GatewayMetrics().registry, new WorkerMetrics().registry, new AgentMetrics(() => []).registry]) {
+  // The guard registers its metrics on the gateway's registry when the gateway makes it (gateway/server.ts).
+  const gateway = new GatewayMetrics().registry;
+  new GuardService({} as PrismaClient, gateway);
+  for (const reg of [gateway, new WorkerMetrics().registry, new AgentMetrics(() => []).registry]) {
     for (const m of reg.getMetricsAsArray() as unknown as { name: string; type: string }[]) {
       exported.add(m.name);
       if (m.type === "histogram") for (const s of ["_bucket", "_sum", "_count"]) exported.add(m.name + s);
     }
   }
 
-  it("has panels for requests, latency, TTFT, tokens, queue, replicas, GPUs and workflows", () => {
+  it("has panels for requests, latency, TTFT, tokens, queue, replicas, GPUs, workflows and guardrails", () => {
     const titles = dash.panels.map((p) => p.title.toLowerCase()).join("\n");
-    for (const w of ["requests", "latency", "first token", "tokens", "queue", "replicas", "gpu", "workflows"]) assert.ok(titles.includes(w), w);
+    for (const w of ["requests", "latency", "first token", "tokens", "queue", "replicas", "gpu", "workflows", "guardrail"]) assert.ok(titles.includes(w), w);
+  });
+
+  it("shows the guardrails' decisions and the judge's and services' latency", () => {
+    const exprs = dash.panels.flatMap((p) => (p.targets ?? []).map((t) => t.expr)).join("\n");
+    for (const m of ["llmgw_guard_decisions_total", "llmgw_guard_judge_seconds_bucket", "llmgw_guard_service_seconds_bucket"]) assert.ok(exprs.includes(m), m);
   });
 
   it("queries only metrics the processes export, from the provisioned data source", () => {

@@ -41,7 +41,7 @@ const BAD: [string, string, string | null, RegExp][] = [
   ["a rule that is a string", "name: p\ninput:\n  - pii", "input.0", /object/],
   ["a judge without its model", "name: p\ninput:\n  - {name: j, detector: judge, action: block}", "input.0.model", /required/],
   ["a judge that redacts", "name: p\ninput:\n  - {name: j, detector: judge, model: guard, action: redact}", "input.0.action", /block or flag/],
-  ["a judge on the output", "name: p\noutput:\n  - {name: j, detector: judge, model: guard, action: block}", "output.0.detector", /input only/],
+  ["a service on the output that redacts", "name: p\noutput:\n  - {name: s, detector: service, url: 'http://x/y', unsafe: flagged, action: redact}", "output.0.action", /block or flag/],
   ["a model on a pii rule", "name: p\ninput:\n  - {name: x, detector: pii, model: guard, action: redact}", "input.0.model", /only a judge rule/],
   ["a judge timeout over a minute", "name: p\ninput:\n  - {name: j, detector: judge, model: guard, timeout: 90, action: block}", "input.0.timeout", /at most 60/],
   ["a service without its url", "name: p\ninput:\n  - {name: s, detector: service, unsafe: flagged, action: block}", "input.0.url", /required/],

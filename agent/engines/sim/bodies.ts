@@ -31,12 +31,12 @@ export function maxPiecesOf(choices: readonly Choice[]): number {
 }
 
 /** The usage object; the prompt is counted once per prompt, not once per choice. */
-export function usageJson(g: GenRequest, choices: readonly Choice[]): string {
+export function usageJson(g: GenRequest, choices: readonly Choice[], steps = Infinity): string {
   // The prompt is read once per prompt, not once per choice.
   let pt = 0;
   for (const t of g.promptTokens) pt += t;
   let ct = 0;
-  for (const c of choices) ct += c.pieces.length + c.reasoning.length;
+  for (const c of choices) ct += Math.min(steps, c.pieces.length + c.reasoning.length);
   return `{"prompt_tokens":${pt},"total_tokens":${pt + ct},"completion_tokens":${ct},"prompt_tokens_details":null}`;
 }
 
@@ -78,9 +78,11 @@ export class AnswerBodies {
       g.kind === "chat"
         ? `data: {"id":"${id}","object":"chat.completion.chunk","created":${this.created},"model":${g.model},"choices":[`
         : `data: {"id":"${id}","object":"text_completion","created":${this.created},"model":${g.model},"choices":[`;
-    const tail = g.includeUsage ? `],"usage":null}\n\n` : `]}\n\n`;
+    let tail = g.includeUsage ? `],"usage":null}\n\n` : `]}\n\n`;
     let out = "";
     for (let step = from; step < to; step++) {
+      // Continuous usage: each chunk carries the tokens made up to its step, as vLLM's do.
+      if (g.continuousUsage) tail = `],"usage":${usageJson(g, choices, step + 1)}}\n\n`;
       for (let i = 0; i < choices.length; i++) {
         const c = choices[i] as Choice;
         // A choice cut to nothing by a stop string still gets one (empty) chunk with its finish.

@@ -29,6 +29,8 @@ export interface GenRequest {
   stops: Stops;
   stream: boolean;
   includeUsage: boolean;
+  /** vLLM's stream_options.continuous_usage_stats: every chunk carries the usage so far. */
+  continuousUsage: boolean;
   echo: string[] | null; // completions with echo: the prompt texts
   tool: { name: string; args: string } | null; // chat: answer with a call of this tool
   reasoning: boolean; // chat: think first
@@ -127,6 +129,8 @@ function chatPrompt(body: Record<string, unknown>, d: RequestDefaults): PromptPa
   let promptHash = FNV0;
   let chars = 0;
   let lastUser = "";
+  // A judge reads the last turn, whoever's: a user's prompt, or an answer it is asked about (Llama Guard's response check).
+  let lastTurn = "";
   for (let i = 0; i < messages.length; i++) {
     const m = messages[i] as { role?: unknown; content?: unknown } | null;
     if (m === null || typeof m !== "object" || Array.isArray(m))
@@ -134,6 +138,7 @@ function chatPrompt(body: Record<string, unknown>, d: RequestDefaults): PromptPa
     if (typeof m.role !== "string") throw new BadRequest(`messages[${i}].role must be a string`, `messages[${i}].role`);
     const text = contentText(m.content, i);
     if (m.role === "user") lastUser = text;
+    lastTurn = text;
     chars += text.length;
     promptHash = fnv(text, fnv(m.role, promptHash) ^ 0x1f);
   }
@@ -144,7 +149,7 @@ function chatPrompt(body: Record<string, unknown>, d: RequestDefaults): PromptPa
   const reasoning = typeof asked === "boolean" ? asked : d.reasoning;
   // Echo mode: a last user turn starting "echo: " is answered with itself, 8 characters a token, so
   // tests can read what reached the engine (the guard's redaction) and see text split across events.
-  const structured = d.guardJudge ? judgeVerdict(lastUser) : lastUser.startsWith(ECHO_PREFIX) ? lastUser : responseFormat(body.response_format, promptHash);
+  const structured = d.guardJudge ? judgeVerdict(lastTurn) : lastUser.startsWith(ECHO_PREFIX) ? lastUser : responseFormat(body.response_format, promptHash);
   if (body.logprobs !== undefined && body.logprobs !== null && typeof body.logprobs !== "boolean")
     throw new BadRequest("logprobs must be a boolean", "logprobs");
   const top = asInt(body.top_logprobs, "top_logprobs", 0, 20);
@@ -206,8 +211,9 @@ export function parseGenRequest(body: Record<string, unknown>, kind: "chat" | "c
   const stream = body.stream === true;
   if (body.stream !== undefined && body.stream !== null && typeof body.stream !== "boolean")
     throw new BadRequest("stream must be a boolean", "stream");
-  const so = body.stream_options as { include_usage?: unknown } | null | undefined;
+  const so = body.stream_options as { include_usage?: unknown; continuous_usage_stats?: unknown } | null | undefined;
   const includeUsage = stream && so !== null && typeof so === "object" && so.include_usage === true;
+  const continuousUsage = includeUsage && so.continuous_usage_stats === true;
   return {
     kind,
     model,
@@ -218,6 +224,7 @@ export function parseGenRequest(body: Record<string, unknown>, kind: "chat" | "c
     stops: parseStops(body.stop),
     stream,
     includeUsage,
+    continuousUsage,
     requestId: reqId,
     arrival,
     prefix: d.prefixCache ? promptPrefix(body, promptTokens.reduce((a, b) => a + b, 0)) : null,
