@@ -24,6 +24,8 @@ export const usageEvent = z.object({
   personId: z.string().nullable().optional(),
   /** GPU time the request cost (gateway/router/busy-clock.ts); absent: 0 (an outside provider, an older gateway). */
   gpuSeconds: z.number().nonnegative().optional(),
+  /** The /v1/batches batch whose line this was (priced at its batch discount); absent: not a batch's. */
+  batchId: z.string().nullable().optional(),
 });
 export type UsageEvent = z.infer<typeof usageEvent>;
 

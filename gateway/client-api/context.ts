@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Request, Router } from "express";
 import type { BatchKeys } from "../auth/batch-keys.ts";
+import type { BatchLines } from "./batch-line-once.ts";
 import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
@@ -31,6 +32,8 @@ export interface ClientApiDeps {
   jobs?: JobsDeps;
   /** Batch credentials, taken on the inference routes only (the hot path): a batch's lines arrive with one. */
   batchKeys?: BatchKeys;
+  /** Batch lines answered once (./batch-line-once.ts); without it a line sent twice runs twice. */
+  batchLines?: BatchLines;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
   /** Sign-in under /auth (./auth-routes.ts); without it no sign-in route is served. */

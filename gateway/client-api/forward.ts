@@ -16,6 +16,9 @@ import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
 import type { Spent } from "../auth/limiter.ts";
+import { holdEnd } from "../usage/hold-end.ts";
+import type { BatchLineClaim } from "./batch-line-once.ts";
+import type { Endpoint } from "../router/endpoint.ts";
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
@@ -41,6 +44,24 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
   checkRequestLimits(p.path, p.body, deps.registry.limits(model), model, route);
+  // A batch line already answered gets that answer again, before limits or an engine see it.
+  if (key.batchId === undefined || !deps.batchLines) return forwardClaimed(deps, req, res, model, p, route, endpoints, early, null);
+  const c = await deps.batchLines.claim(key.batchId, req.requestId!);
+  if ("answer" in c) {
+    res.writeHead(c.answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(c.answer.body), "x-request-id": req.requestId!, "x-llmgw-batch-replay": "1" });
+    res.end(c.answer.body);
+    return;
+  }
+  const line = c.claimed;
+  try {
+    await forwardClaimed(deps, req, res, model, p, route, endpoints, early, line);
+  } finally {
+    line.release();
+  }
+}
+
+async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerResponse, model: string, p: Omit<ProxyRequest, "requestId">, route: string, endpoints: Endpoint[], early: string | null, line: BatchLineClaim | null): Promise<void> {
+  const key = req.key!;
   const limited = await deps.limits.admit(key);
   if (limited.refused) {
     deps.metrics.refused(model, limited.refused.opts.code ?? "rate_limit");
@@ -50,6 +71,8 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   let ttftMs: number | null = null;
   let replica: string | null = null;
   let spent: Spent = { promptTokens: 0, completionTokens: 0, costMicros: 0 };
+  // The answer's end waits for its usage to be journaled: a gateway killed after it loses no row.
+  const held = holdEnd(res);
   try {
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
     const policy = deps.guard?.policyFor(key, model) ?? null;
@@ -67,7 +90,9 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     status = out.status;
     ttftMs = out.ttftMs;
     replica = out.endpoint?.id ?? null;
-    spent = deps.usage.record({
+    // A batch line's final answer is kept with its usage event (batch-line-once.ts); 429 and 5xx are tried again.
+    const answer = line && status < 500 && status !== 429 && status !== 499 ? held.body() : null;
+    const recorded = deps.usage.record({
       id: randomUUID(),
       at: new Date().toISOString(),
       keyId: key.id,
@@ -85,11 +110,15 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       ttftMs: out.ttftMs,
       status,
       gpuSeconds: out.gpuSeconds ?? 0,
-    });
+      batchId: key.batchId ?? null,
+    }, answer !== null ? line!.keep(status, answer) : undefined);
+    spent = recorded.event;
+    await recorded.journaled;
   } catch (err) {
     status = err instanceof ApiError ? err.status : 500;
     throw err;
   } finally {
+    held.release();
     limited.release(spent);
     const seconds = (performance.now() - p.started) / 1000;
     deps.metrics.observe(model, status, seconds, { band: key.band, ttftMs, ...spent });
