@@ -15,17 +15,12 @@ export async function batchRun(spec: BatchSpec): Promise<void> {
   try {
     await quick.batchBegin({ id: spec.id });
     let expired = false;
-    let linesEnded = false;
     const lines = new CancellationScope();
     const window = new CancellationScope();
     // Date.now() is the workflow's own (deterministic) clock.
     void window
       .run(() => sleep(Math.max(1, spec.expiresAtMs - Date.now())))
-      // A workflow task later: a run that ended in the same task as the window (its result not yet
-      // seen here) is not cancelled, which the server refuses (ACTIVITY_UNKNOWN) and so stalls the batch.
-      .then(() => sleep(1))
       .then(() => {
-        if (linesEnded) return;
         expired = true;
         lines.cancel();
       })
@@ -35,7 +30,6 @@ export async function batchRun(spec: BatchSpec): Promise<void> {
     } catch (err) {
       if (!(expired && isCancellation(err))) throw err;
     } finally {
-      linesEnded = true;
       window.cancel();
     }
     await quick.batchFinish({ id: spec.id, ending: expired ? "expired" : "completed" });

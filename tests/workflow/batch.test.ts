@@ -57,12 +57,12 @@ describe("batchRun", () => {
     assert.deepEqual(finishOf(s), [{ id: "batch_done", ending: "completed" }]);
   });
 
-  // The server skips to the window's end while the failure is on its way, so the timer and the
-  // failure land in one workflow task: the workflow must not cancel the run that already ended
-  // (ACTIVITY_UNKNOWN, a stalled batch, before workflows/batch.ts waited a task to look).
-  // Still skipped: the fix (workflows/batch.ts waits a task before cancelling) is not yet seen to pass
-  // here; the time-skipping server would not start within the SDK's 5 s on the loaded machine. Unskip to check.
-  it("a run that fails for good fails the batch, naming the cause", { skip: "the fix in workflows/batch.ts awaits a run on a quiet machine" }, async () => {
+  // Skipped: after another test's workflow on the same server it hangs (the workflow task fails with
+  // ACTIVITY_UNKNOWN for the failed run activity, apparently the server skipping to the window's
+  // timer while the failure is delivered); it passes run alone. Tried (branch batchx, 32c4eb3): the
+  // window's end waiting one workflow task before cancelling made this pass, but the cancel test after
+  // it then stalled ("invalid history builder state for action"); not kept, not resolved yet.
+  it("a run that fails for good fails the batch, naming the cause", { skip: "hangs on the time-skipping server after another test (ACTIVITY_UNKNOWN); passes alone" }, async () => {
     const s = standIns(async () => {
       throw ApplicationFailure.create({ type: "BatchFailed", message: "the input file file-x was deleted", nonRetryable: true });
     });
