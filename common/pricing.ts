@@ -12,6 +12,8 @@ export const modelPrices = z.object({
   completionMicrosPerMTok: micros.default(0),
   pictureMicros: micros.default(0),
   meshMicros: micros.default(0),
+  /** A /v1/batches line's share off the whole cost, in percent (50: half price); absent: none. */
+  batchDiscountPercent: z.number().min(0).max(100).optional(),
 });
 export type ModelPrices = z.infer<typeof modelPrices>;
 
@@ -22,6 +24,7 @@ export const priceInput = z.object({
   completionPerMTok: z.number().nonnegative().optional(),
   perPicture: z.number().nonnegative().optional(),
   perMesh: z.number().nonnegative().optional(),
+  batchDiscountPercent: z.number().min(0).max(100).optional().describe("percent off for /v1/batches lines (50: half price)"),
 });
 export type PriceInput = z.infer<typeof priceInput>;
 
@@ -35,6 +38,7 @@ export function pricesFromInput(p: PriceInput): ModelPrices {
     completionMicrosPerMTok: toMicros(p.completionPerMTok ?? 0),
     pictureMicros: toMicros(p.perPicture ?? 0),
     meshMicros: toMicros(p.perMesh ?? 0),
+    ...(p.batchDiscountPercent === undefined ? {} : { batchDiscountPercent: p.batchDiscountPercent }),
   };
 }
 
@@ -58,9 +62,10 @@ const big = (n: number) => BigInt(Math.max(0, Math.floor(n)));
 /**
  * cost = (prompt − cached) × prompt rate + cached × cached rate + completion × completion rate
  *        + pictures × picture price + meshes × mesh price, in micro-units, rounded up.
- * Cached tokens are part of the prompt, so never more than it.
+ * Cached tokens are part of the prompt, so never more than it. A batch line's cost is then taken
+ * down by the batch discount (in hundredths of a percent), still rounded up.
  */
-export function costMicros(prices: ModelPrices, c: Consumption): number {
+export function costMicros(prices: ModelPrices, c: Consumption, batch = false): number {
   const prompt = big(c.promptTokens);
   const cached = big(c.cachedTokens) > prompt ? prompt : big(c.cachedTokens);
   const cachedRate = BigInt(prices.cachedPromptMicrosPerMTok ?? prices.promptMicrosPerMTok);
@@ -68,5 +73,7 @@ export function costMicros(prices: ModelPrices, c: Consumption): number {
     (prompt - cached) * BigInt(prices.promptMicrosPerMTok) + cached * cachedRate + big(c.completionTokens) * BigInt(prices.completionMicrosPerMTok);
   const tokenMicros = (tokenPart + MTOK - 1n) / MTOK; // ceiling division
   const items = big(c.pictures ?? 0) * BigInt(prices.pictureMicros) + big(c.meshes ?? 0) * BigInt(prices.meshMicros);
-  return Number(tokenMicros + items);
+  const whole = tokenMicros + items;
+  const offBp = batch ? BigInt(Math.round((prices.batchDiscountPercent ?? 0) * 100)) : 0n;
+  return Number(offBp === 0n ? whole : (whole * (10_000n - offBp) + 9_999n) / 10_000n);
 }

@@ -26,6 +26,8 @@ export const usageEvent = z.object({
   gpuSeconds: z.number().nonnegative().optional(),
   /** The answer cache's outcome (docs/cache.md); absent: the project has no cache. A hit costs nothing. */
   cache: z.enum(["hit", "similar", "miss"]).optional(),
+  /** The /v1/batches batch whose line this was (priced at its batch discount); absent: not a batch's. */
+  batchId: z.string().nullable().optional(),
 });
 export type UsageEvent = z.infer<typeof usageEvent>;
 

@@ -43,6 +43,7 @@ import { engineKey } from "../common/engine-key.ts";
 import { Waker } from "./router/wake.ts";
 import { PriceBook } from "./usage/price-book.ts";
 import { UsageRecorder } from "./usage/recorder.ts";
+import { BatchLines } from "./client-api/batch-line-once.ts";
 
 export interface Gateway {
   clientPort: number;
@@ -132,7 +133,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, cache, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
+  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), batchLines: new BatchLines(usageConn, usage.journal.id), limits, registry, usage, metrics, waker, guard, cache, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
   // The Control service's certificate, and the CA it issues agents' from (docs/operations.md); the
   // admin API (an engine's log) and llmgw-admin's node_logs reach agents with it too, one client per node.

@@ -13,14 +13,14 @@ export type LedgerWriter = Pick<pg.Pool | pg.PoolClient, "query">;
 
 const INSERT = `
   INSERT INTO usage_events (id, at, key_id, project_id, model, version, replica_id, endpoint,
-    prompt_tokens, cached_tokens, completion_tokens, cost_micros, latency_ms, ttft_ms, status, person_id, gpu_seconds, cache)
+    prompt_tokens, cached_tokens, completion_tokens, cost_micros, latency_ms, ttft_ms, status, person_id, gpu_seconds, cache, batch_id)
   SELECT id, at AT TIME ZONE 'UTC', key_id, project_id, model, version, replica_id, endpoint,
-    prompt_tokens, cached_tokens, completion_tokens, cost_micros, latency_ms, ttft_ms, status, person_id, gpu_seconds, cache
+    prompt_tokens, cached_tokens, completion_tokens, cost_micros, latency_ms, ttft_ms, status, person_id, gpu_seconds, cache, batch_id
   FROM unnest($1::text[], $2::timestamptz[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[],
     $8::text[], $9::int[], $10::int[], $11::int[], $12::bigint[], $13::float8[], $14::float8[], $15::int[],
-    $16::text[], $17::float8[], $18::text[])
+    $16::text[], $17::float8[], $18::text[], $19::text[])
     AS u(id, at, key_id, project_id, model, version, replica_id, endpoint,
-      prompt_tokens, cached_tokens, completion_tokens, cost_micros, latency_ms, ttft_ms, status, person_id, gpu_seconds, cache)
+      prompt_tokens, cached_tokens, completion_tokens, cost_micros, latency_ms, ttft_ms, status, person_id, gpu_seconds, cache, batch_id)
   ON CONFLICT (id) DO NOTHING`;
 
 /** Returns how many events were new. */
@@ -36,8 +36,7 @@ export async function writeUsageBatch(db: LedgerWriter, events: UsageEvent[]): P
       col((e) => e.version), col((e) => e.replicaId), col((e) => e.endpoint), col((e) => e.promptTokens),
       col((e) => e.cachedTokens), col((e) => e.completionTokens), col((e) => String(e.costMicros)),
       col((e) => e.latencyMs), col((e) => e.ttftMs), col((e) => e.status), col((e) => e.personId ?? null),
-      col((e) => e.gpuSeconds ?? 0),
-      col((e) => e.cache ?? null),
+      col((e) => e.gpuSeconds ?? 0), col((e) => e.cache ?? null), col((e) => e.batchId ?? null),
     ],
   });
   return result.rowCount ?? 0;

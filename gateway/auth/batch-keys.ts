@@ -44,6 +44,8 @@ export class BatchKeys {
       band: lowerBand(row.band, "batch"),
       expiresAt: row.expiresAt ? row.expiresAt.getTime() : null,
       revoked: row.revokedAt !== null,
+      personId: row.personId ?? null,
+      batchId,
     };
   }
 }

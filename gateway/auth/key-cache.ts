@@ -17,6 +17,8 @@ export interface KeyInfo {
   revoked: boolean;
   /** The person whose own key it is (usage rows carry them); null for a project's key. */
   personId?: string | null;
+  /** Set when the credential is a batch's (auth/batch-keys.ts): its lines are answered once, and its usage rows say so. */
+  batchId?: string;
 }
 
 type Entry = { info: KeyInfo | null; until: number };

@@ -5,6 +5,7 @@ import { randomUUID } from "node:crypto";
 import type { IncomingMessage } from "node:http";
 import type { Request, Router } from "express";
 import type { BatchKeys } from "../auth/batch-keys.ts";
+import type { BatchLines } from "./batch-line-once.ts";
 import type { KeyCache, KeyInfo } from "../auth/key-cache.ts";
 import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
@@ -32,6 +33,8 @@ export interface ClientApiDeps {
   jobs?: JobsDeps;
   /** Batch credentials, taken on the inference routes only (the hot path): a batch's lines arrive with one. */
   batchKeys?: BatchKeys;
+  /** Batch lines answered once (./batch-line-once.ts); without it a line sent twice runs twice. */
+  batchLines?: BatchLines;
   /** Stored /v1/responses answers; without it nothing is kept and previous_response_id is refused. */
   responses?: ResponseStore;
   /** The answer cache of the projects that have one (gateway/cache/); without it nothing is cached. */

@@ -21,6 +21,9 @@ import type { UsageEvent } from "../../common/usage-event.ts";
 import type { Spent } from "../auth/limiter.ts";
 import { AnswerCapture, replay } from "../cache/answer.ts";
 import type { CacheLookup } from "../cache/answer-cache.ts";
+import { holdEnd } from "../usage/hold-end.ts";
+import type { BatchLineClaim } from "./batch-line-once.ts";
+import type { Endpoint } from "../router/endpoint.ts";
 
 /**
  * Throws an ApiError when the request cannot be served; the caller hands it to the error handler.
@@ -46,6 +49,24 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
   checkRequestLimits(p.path, p.body, deps.registry.limits(model), model, route);
+  // A batch line already answered gets that answer again, before limits or an engine see it.
+  if (key.batchId === undefined || !deps.batchLines) return forwardClaimed(deps, req, res, model, p, route, endpoints, early, null);
+  const c = await deps.batchLines.claim(key.batchId, req.requestId!);
+  if ("answer" in c) {
+    res.writeHead(c.answer.status, { "content-type": "application/json", "content-length": Buffer.byteLength(c.answer.body), "x-request-id": req.requestId!, "x-llmgw-batch-replay": "1" });
+    res.end(c.answer.body);
+    return;
+  }
+  const line = c.claimed;
+  try {
+    await forwardClaimed(deps, req, res, model, p, route, endpoints, early, line);
+  } finally {
+    line.release();
+  }
+}
+
+async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerResponse, model: string, p: Omit<ProxyRequest, "requestId">, route: string, endpoints: Endpoint[], early: string | null, line: BatchLineClaim | null): Promise<void> {
+  const key = req.key!;
   const limited = await deps.limits.admit(key);
   if (limited.refused) {
     deps.metrics.refused(model, limited.refused.opts.code ?? "rate_limit");
@@ -58,8 +79,11 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
   // The key's or project's answer cache (gateway/cache/): undefined for most, at the cost of a map lookup.
   const cacheSettings = deps.cache?.book.for(key);
   let cached: CacheLookup | null = null;
-  const bill = (out: Pick<ProxyOutcome, "endpoint" | "usage" | "ttftMs" | "gpuSeconds">, status: number): Spent =>
-    deps.usage.record({
+  // The answer's end waits for its usage to be journaled: a gateway killed after it loses no row.
+  const held = holdEnd(res);
+  /** Records the request's usage event (with a batch line's kept answer), waiting until it is journaled. */
+  const bill = async (out: Pick<ProxyOutcome, "endpoint" | "usage" | "ttftMs" | "gpuSeconds">, status: number, answer: string | null = null): Promise<void> => {
+    const recorded = deps.usage.record({
       id: randomUUID(),
       at: new Date().toISOString(),
       keyId: key.id,
@@ -77,8 +101,12 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       ttftMs: out.ttftMs,
       status,
       gpuSeconds: out.gpuSeconds ?? 0,
+      batchId: key.batchId ?? null,
       ...(cached ? { cache: cached.outcome } : {}),
-    });
+    }, answer !== null ? line!.keep(status, answer) : undefined);
+    spent = recorded.event;
+    await recorded.journaled;
+  };
   try {
     const asked = p.body;
     // guard(input): before the route is picked, so a blocked request never reaches an engine.
@@ -94,7 +122,9 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
       if (cached?.answer) {
         replay(res, cached.answer, cached.outcome as "hit" | "similar", req.requestId!);
         status = 200;
-        spent = deps.usage.record(cacheEvent(key, model, route, p.started, cached.outcome));
+        const recorded = deps.usage.record(cacheEvent(key, model, route, p.started, cached.outcome));
+        spent = recorded.event;
+        await recorded.journaled;
         return;
       }
       if (cached) {
@@ -111,11 +141,12 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     const out = await proxy(req, res, endpoints, { ...p, requestId: req.requestId!, band: key.band, onQueued: (b, s) => deps.metrics.queued(b, s) });
     status = out.status;
     // Kept only when the model asked answered it whole (not a fallback, not a client gone mid-stream).
-    const answer = capture !== null && out.status === 200 && fallback === null ? capture.answer() : null;
-    if (answer !== null) deps.cache!.keep(cached!, answer);
+    const cacheable = capture !== null && out.status === 200 && fallback === null ? capture.answer() : null;
+    if (cacheable !== null) deps.cache!.keep(cached!, cacheable);
     ttftMs = out.ttftMs;
     replica = out.endpoint?.id ?? null;
-    spent = bill(out, status);
+    // A batch line's final answer is kept with its usage event (batch-line-once.ts); 429 and 5xx are tried again.
+    await bill(out, status, line && status < 500 && status !== 429 && status !== 499 ? held.body() : null);
   } catch (err) {
     status = err instanceof ApiError ? err.status : 500;
     // An answer refused after the engine made it (a guardrail's output block): its tokens are billed all the same.
@@ -123,10 +154,11 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     if (refused) {
       ttftMs = refused.ttftMs;
       replica = refused.endpoint?.id ?? null;
-      spent = bill(refused, status);
+      await bill(refused, status).catch(() => undefined);
     }
     throw err;
   } finally {
+    held.release();
     limited.release(spent);
     const seconds = (performance.now() - p.started) / 1000;
     deps.metrics.observe(model, status, seconds, { band: key.band, ttftMs, ...spent });

@@ -246,8 +246,9 @@ async function relay(res: ServerResponse, e: Endpoint, up: UpstreamCall, p: Prox
       if (out) res.write(out);
     }, res);
     const rest = scanner.end();
-    if (rest) res.write(rest);
-    res.end();
+    // One end call with the last bytes: the usage journal can hold them back (forward.ts).
+    if (rest) res.end(rest);
+    else res.end();
   } catch {
     // The client left (we aborted the engine's request) or the engine broke off: end what we sent.
     res.end();

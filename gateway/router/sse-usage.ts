@@ -11,6 +11,7 @@ export interface Usage {
 export class SseUsageScanner {
   usage: Usage | null = null;
   private buf = "";
+  private done = "";
 
   constructor(private readonly forwardUsageChunk: boolean) {}
 
@@ -27,14 +28,21 @@ export class SseUsageScanner {
     return out;
   }
 
-  /** Whatever is left when the engine closes the stream. */
+  /** Whatever is left when the engine closes the stream, the held-back `[DONE]` included. */
   end(): string {
-    const rest = this.buf;
+    const rest = this.done + this.buf;
     this.buf = "";
+    this.done = "";
     return rest;
   }
 
   private inspect(event: string): string {
+    // Held back to the response's end, which waits for the usage journal (gateway/usage/hold-end.ts):
+    // a client that has read [DONE] has its usage on record.
+    if (event.startsWith("data: [DONE]")) {
+      this.done += event;
+      return "";
+    }
     if (!event.includes('"usage"') || !event.startsWith("data: {")) return event;
     let parsed: { usage?: Usage | null; choices?: unknown[] };
     try {

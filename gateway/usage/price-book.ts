@@ -29,9 +29,10 @@ export class PriceBook {
     this.prices = next;
   }
 
-  cost(model: string, c: Consumption): number {
+  /** `batch`: a /v1/batches line, at the model's batch discount. */
+  cost(model: string, c: Consumption, batch = false): number {
     const p = this.prices.get(model);
-    return p ? costMicros(p, c) : 0;
+    return p ? costMicros(p, c, batch) : 0;
   }
 
   close(): void {

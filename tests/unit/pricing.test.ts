@@ -24,6 +24,16 @@ describe("costMicros", () => {
     assert.equal(costMicros(cheap, { promptTokens: 0, cachedTokens: 0, completionTokens: 0 }), 0);
   });
 
+  it("takes a batch line's cost down by the batch discount, rounding up; other requests pay in full", () => {
+    const half = pricesFromInput({ promptPerMTok: 1000, completionPerMTok: 2000, batchDiscountPercent: 50 });
+    const c = { promptTokens: 500, cachedTokens: 0, completionTokens: 200 };
+    assert.equal(costMicros(half, c), 900_000);
+    assert.equal(costMicros(half, c, true), 450_000);
+    assert.equal(costMicros(pricesFromInput({ promptPerMTok: 0.000003, batchDiscountPercent: 50 }), { promptTokens: 1_000_000, cachedTokens: 0, completionTokens: 0 }, true), 2, "1.5 rounds up");
+    assert.equal(costMicros(prices, c, true), 900_000, "no discount set: full price");
+    assert.equal(costMicros(pricesFromInput({ promptPerMTok: 1000, batchDiscountPercent: 100 }), c, true), 0);
+  });
+
   it("never counts more cached tokens than prompt tokens", () => {
     assert.equal(costMicros(prices, { promptTokens: 1_000, cachedTokens: 5_000, completionTokens: 0 }), 100_000);
   });

@@ -59,7 +59,9 @@ describe("batchRun", () => {
 
   // Skipped: after another test's workflow on the same server it hangs (the workflow task fails with
   // ACTIVITY_UNKNOWN for the failed run activity, apparently the server skipping to the window's
-  // timer while the failure is delivered); it passes run alone. Not resolved yet: see the report.
+  // timer while the failure is delivered); it passes run alone. Tried (branch batchx, 32c4eb3): the
+  // window's end waiting one workflow task before cancelling made this pass, but the cancel test after
+  // it then stalled ("invalid history builder state for action"); not kept, not resolved yet.
   it("a run that fails for good fails the batch, naming the cause", { skip: "hangs on the time-skipping server after another test (ACTIVITY_UNKNOWN); passes alone" }, async () => {
     const s = standIns(async () => {
       throw ApplicationFailure.create({ type: "BatchFailed", message: "the input file file-x was deleted", nonRetryable: true });
