@@ -9,6 +9,7 @@ import { subscribeChanges, WEIGHTS_KEY } from "../common/change-feed.ts";
 import { GuardService } from "./guard/service.ts";
 import { Judge } from "./guard/judge.ts";
 import { askModel } from "./router/ask-model.ts";
+import { TokenCounter } from "./router/token-count.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { Notifier, setNotifier } from "../common/notifier.ts";
@@ -115,7 +116,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
+  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), limits, registry, usage, metrics, waker, guard, tokens: new TokenCounter(), bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
   const adminOpts = { db, redis: usageConn, temporal: temporal.client, taskQueue: c.LLMGW_TASK_QUEUE, registry, notifier, sessions };
   // The same admin API on the client port for people (the console, `ctl login`): sessions only, never the admin token.

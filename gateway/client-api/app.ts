@@ -59,7 +59,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
 
   app.use("/v1", modelRoutes(deps.registry));
 
-  app.use("/v1", anthropicRoutes());
+  app.use("/v1", anthropicRoutes(deps));
   app.use("/v1", responsesRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs), batchRoutes(deps.jobs));
