@@ -108,3 +108,5 @@ export const moderation = z.looseObject({
   model: z.string(),
   results: z.array(z.looseObject({ flagged: z.boolean(), categories: z.record(z.string(), z.boolean()), category_scores: z.record(z.string(), z.number()) })),
 });
+
+export const transcription = z.looseObject({ text: z.string() });

@@ -37,6 +37,8 @@ export interface ProxyRequest {
   started: number;
   /** Writes the engine's answer in another API's shape (the Anthropic routes); by default it is relayed as it is. */
   respond?: Responder;
+  /** A body not sent as JSON (an audio form): made from `body` (the model's name may change on a fallback or upstream). */
+  encode?: (body: Record<string, unknown>) => { payload: Buffer; contentType: string };
   /** The key's admission band (KeyInfo.band); interactive when absent. */
   band?: string;
   /** Rewrites the engine's answer before it is relayed or translated (the guard's restore). */
@@ -117,10 +119,12 @@ export async function proxy(req: IncomingMessage, res: ServerResponse, endpoints
 /** Up to MAX_ATTEMPTS replicas in pick order: on to the next after a failed connection or a 5xx (or an outside key's refusal). */
 async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyRequest, hints: RouteHints, client: ClientWatch): Promise<ProxyOutcome> {
   const body = p.stream ? { ...p.body, stream_options: { ...(p.body.stream_options as object), include_usage: true } } : p.body;
-  const payload = body === p.body && p.raw ? p.raw : JSON.stringify(body);
+  const encoded = p.encode?.(body);
+  const payload = encoded ? encoded.payload : body === p.body && p.raw ? p.raw : JSON.stringify(body);
+  const contentType = encoded?.contentType ?? "application/json";
   // Outside providers get the body with their own model id, made once per request and model.
   let outsideModel: string | null = null;
-  let outsidePayload = "";
+  let outsidePayload: string | { payload: Buffer; contentType: string } = "";
   let refusals = 0;
   // Summed over attempts: a replica that failed mid-answer still ran the request for a while.
   let gpuSeconds = 0;
@@ -139,13 +143,16 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
     const o = e.outside;
     if (o !== null && o.model !== outsideModel) {
       outsideModel = o.model;
-      outsidePayload = JSON.stringify({ ...body, model: o.model });
+      const named = { ...body, model: o.model };
+      outsidePayload = p.encode ? p.encode(named) : JSON.stringify(named);
     }
     const up = new UpstreamCall(
       e.pool,
       o === null
-        ? { path: p.path, method: "POST", headers: { "content-type": "application/json", authorization: e.engineAuth, "x-request-id": p.requestId }, body: payload }
-        : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload },
+        ? { path: p.path, method: "POST", headers: { "content-type": contentType, authorization: e.engineAuth, "x-request-id": p.requestId }, body: payload }
+        : typeof outsidePayload === "string"
+          ? { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload }
+          : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": outsidePayload.contentType, authorization: o.authorization }, body: outsidePayload.payload },
     );
     client.call = up;
     try {

@@ -16,6 +16,7 @@ import { JSON_TYPE, LOADING_BODY, NOT_FOUND_BODY, Replies, STOPPING_BODY, UNAUTH
 import { BadRequest, parseGenRequest, type RequestDefaults } from "./request.ts";
 import { rerank } from "./rerank.ts";
 import { tokenize } from "./tokenize.ts";
+import { transcribe } from "./transcribe.ts";
 import { Scheduler } from "./scheduling.ts";
 import { checkSettings, type SimSettings, type SimSettingsInput } from "./settings.ts";
 
@@ -91,7 +92,8 @@ class SimServer {
     const q = url.indexOf("?");
     if (q >= 0) url = url.slice(0, q);
     const extra = JSON_EXTRAS.get(url);
-    if (extra !== undefined) this.handleExtra(req, res, extra, reqId);
+    if (url === "/v1/audio/transcriptions" || url === "/inference") this.handleAudio(req, res, url === "/inference", reqId);
+    else if (extra !== undefined) this.handleExtra(req, res, extra, reqId);
     else if (url.startsWith("/v1/")) this.handleApi(req, res, url, reqId, arrival);
     else this.handleOther(req, res, url, reqId);
   }
@@ -177,6 +179,20 @@ class SimServer {
       if (e instanceof BadRequest) this.replies.sendError(res, 400, e.message, e.param, reqId);
       else throw e;
     }
+  }
+
+  /** Speech to text, OpenAI's route or whisper.cpp's server's /inference (transcribe.ts), behind the key. */
+  private handleAudio(req: http.IncomingMessage, res: http.ServerResponse, whisperCpp: boolean, reqId: string | undefined): void {
+    const r = this.replies;
+    if (this.expectedAuth !== null && req.headers.authorization !== this.expectedAuth) {
+      drain(req);
+      return r.send(res, 401, UNAUTHORIZED_BODY, reqId);
+    }
+    if (!this.ready || this.stopping || req.method !== "POST") {
+      drain(req);
+      return req.method !== "POST" ? r.sendError(res, 405, "Method Not Allowed", null, reqId) : r.send(res, 503, this.stopping ? STOPPING_BODY : LOADING_BODY, reqId);
+    }
+    void transcribe(req, whisperCpp).then((t) => r.send(res, t.status, t.body, reqId, t.type));
   }
 
   /** /tokenize and /rerank: behind the key as the API is, answered at once (no slot, no queue). */
