@@ -43,7 +43,7 @@ describe("POST /v1/audio/transcriptions", () => {
     await p?.stop();
   });
 
-  it("transcribes in each response_format, fixed by the audio's length, and records usage", async (t) => {
+  it("transcribes in each response_format, fixed by the audio's length, and records usage", async () => {
     const file = async () => toFile(wav(3), "hello.wav", { type: "audio/wav" });
     const json = await client.audio.transcriptions.create({ model, file: await file() });
     assert.equal(json.text, "the quick brown fox jumps over");
@@ -61,14 +61,11 @@ describe("POST /v1/audio/transcriptions", () => {
     const { prisma } = await import("../../common/db.ts");
     const db = prisma(p.env.DATABASE_URL);
     let rows: { completionTokens: number }[] = [];
-    for (const deadline = Date.now() + 15_000; Date.now() < deadline && rows.length < 1; await new Promise((res) => setTimeout(res, 200))) {
+    for (const deadline = Date.now() + 15_000; Date.now() < deadline && rows.length < 6; await new Promise((res) => setTimeout(res, 200))) {
       rows = await db.usageEvent.findMany({ where: { model, endpoint: "/v1/audio/transcriptions", status: 200 } });
     }
     await db.$disconnect();
-    // KNOWN GAP, said plainly: 6 requests were answered but only the last (plain fetch) showed in the
-    // ledger in the runs made; the five through the SDK did not. Not understood yet: printed, not asserted.
-    t.diagnostic(`usage rows for 6 transcriptions: ${rows.length}`);
-    assert.ok(rows.length >= 1);
+    assert.equal(rows.length, 6);
     assert.ok(rows.every((r) => r.completionTokens > 0));
   });
 
