@@ -4,7 +4,7 @@ import { z } from "zod";
 import { fallbacksField, providersField } from "./catalog-providers.ts";
 import { durationMs } from "./duration.ts";
 
-export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui", "node-llama-cpp"] as const;
+export const ENGINES = ["sim", "llama-server", "vllm", "sglang", "comfyui", "node-llama-cpp", "whisper-server"] as const;
 export const MODEL_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** The store keeps token counts and replica counts as int32: a larger one is a 400, not the store's error. */
 const INT32 = 2 ** 31 - 1;

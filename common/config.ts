@@ -172,6 +172,7 @@ const schema = z.object({
   LLMGW_PYTHON: z.string().optional().transform((v) => v || "python3"),
   LLMGW_VLLM: z.string().optional().transform((v) => v || "vllm"),
   LLMGW_LLAMA_SERVER: z.string().optional().transform((v) => v || "llama-server"),
+  LLMGW_WHISPER_SERVER: z.string().optional().transform((v) => v || "whisper-server"),
   /** ComfyUI's install directory (its main.py). */
   LLMGW_COMFYUI_DIR: z.string().optional().transform((v) => v || "ComfyUI"),
   /** "1" runs the ComfyUI stand-in (agent/engines/comfyui-standin.ts) wherever ComfyUI is asked for. */

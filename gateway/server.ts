@@ -14,6 +14,7 @@ import { SimilarStore } from "./cache/similar-store.ts";
 import { embedText } from "./router/embed-text.ts";
 import { Judge } from "./guard/judge.ts";
 import { askModel } from "./router/ask-model.ts";
+import { TokenCounter } from "./router/token-count.ts";
 import { closePrisma, prisma } from "../common/db.ts";
 import { log } from "../common/logging.ts";
 import { Notifier, setNotifier } from "../common/notifier.ts";
@@ -133,7 +134,7 @@ export async function startGateway(): Promise<Gateway> {
   const limits = new Limiter(limitConn, limitBook, metrics.registry);
   metrics.watch({ registry, usage, keys });
 
-  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), batchLines: new BatchLines(usageConn, usage.journal.id), limits, registry, usage, metrics, waker, guard, cache, bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
+  const clientDeps = { keys, batchKeys: new BatchKeys(db, clusterToken), batchLines: new BatchLines(usageConn, usage.journal.id), limits, registry, usage, metrics, waker, guard, cache, tokens: new TokenCounter(), bodyLimitBytes: 8 * 1024 * 1024, jobs: { db, temporal: temporal.client, dataDir: c.dataDir, taskQueue: c.LLMGW_TASK_QUEUE }, responses: new ResponseStore(db, c.LLMGW_RESPONSES_RETENTION_DAYS), scim: { db, redis: usageConn } };
   const sessions = new SessionStore(usageConn, { idleSeconds: c.LLMGW_SESSION_IDLE_SECONDS, maxSeconds: Math.max(c.LLMGW_SESSION_MAX_SECONDS, c.LLMGW_SESSION_IDLE_SECONDS) });
   // The Control service's certificate, and the CA it issues agents' from (docs/operations.md); the
   // admin API (an engine's log) and llmgw-admin's node_logs reach agents with it too, one client per node.

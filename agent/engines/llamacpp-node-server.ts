@@ -14,10 +14,11 @@ import { pathToFileURL } from "node:url";
 import { parseArgs } from "node:util";
 import express, { type Request, type Response } from "express";
 import { z } from "zod";
-import { getLlama, LlamaChat, LlamaCompletion, LlamaLogLevel, type ChatHistoryItem, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
+import { getLlama, LlamaChat, LlamaCompletion, LlamaLogLevel, resolveChatWrapper, type ChatHistoryItem, type ChatWrapper, type LlamaContextSequence, type LlamaModel } from "node-llama-cpp";
 import { jsonFallbacks } from "../../common/json-fallback.ts";
 import { log, setLogProcess } from "../../common/logging.ts";
 import { LLAMACPP_NODE_FLAGS } from "./llamacpp-node-flags.ts";
+import { tokenizerRoutes, type Tokenizer } from "./llamacpp-node-tokenize.ts";
 
 export const settingsSchema = z.strictObject({
   model: z.string().min(1, "--model: a GGUF file is required"),
@@ -192,6 +193,9 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
   let model: LlamaModel | null = null;
   let slots: Slots | null = null;
   let ctxSize = 0;
+  /** The chat template LlamaChat resolves by default: the chat route and /tokenize count with it. */
+  let wrapper: ChatWrapper | null = null;
+  let tokenizer: Tokenizer | null = null;
 
   const app = express();
   app.disable("x-powered-by");
@@ -208,6 +212,7 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
     if (!s.metrics) return error(res, 501, "This server does not support metrics endpoint. Start it with `--metrics`");
     res.type("text/plain; version=0.0.4").send(counters.text(ctxSize));
   });
+  tokenizerRoutes(app, () => (slots ? tokenizer : null), error);
 
   app.post(["/v1/chat/completions", "/chat/completions"], (req, res) => {
     const b = chatBody.safeParse(req.body);
@@ -219,7 +224,7 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
       kind: "chat",
       body: { ...b.data, max_tokens: b.data.max_completion_tokens ?? b.data.max_tokens },
       async run(seq, opts) {
-        const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false });
+        const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false, chatWrapper: wrapper! });
         try {
           const r = await chat.generateResponse(items, opts);
           return { text: r.response, stopReason: r.metadata.stopReason };
@@ -227,14 +232,7 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
           chat.dispose({ disposeSequence: false });
         }
       },
-      promptTokens(seq) {
-        const chat = new LlamaChat({ contextSequence: seq, autoDisposeSequence: false });
-        try {
-          return chat.chatWrapper.generateContextState({ chatHistory: items }).contextText.tokenize(m.tokenizer).length;
-        } finally {
-          chat.dispose({ disposeSequence: false });
-        }
-      },
+      promptTokens: () => wrapper!.generateContextState({ chatHistory: items }).contextText.tokenize(m.tokenizer).length,
     });
   });
 
@@ -343,6 +341,23 @@ export async function startEngine(s: Settings): Promise<EngineHandle> {
   model = await llama.loadModel({ modelPath: s.model, gpuLayers: 0 });
   const context = await model.createContext({ contextSize: s.ctxSize || undefined, sequences: s.parallel, threads: s.threads || undefined });
   ctxSize = context.contextSize;
+  const m = model;
+  const w = (wrapper = resolveChatWrapper(m));
+  const chatTokens = (messages: z.infer<typeof message>[]) => w.generateContextState({ chatHistory: history(messages) }).contextText.tokenize(m.tokenizer) as number[];
+  tokenizer = {
+    chat: chatTokens,
+    template(messages) {
+      const tokens = chatTokens(messages);
+      // llama-server leaves the BOS out of the template's text: its tokenizer adds it (add_special).
+      return m.detokenize((m.tokens.shouldPrependBosToken && tokens[0] === m.tokens.bos ? tokens.slice(1) : tokens) as never, true);
+    },
+    text(content, addSpecial, parseSpecial) {
+      const tokens = m.tokenize(content, parseSpecial) as number[];
+      return addSpecial && m.tokens.bos !== null && m.tokens.shouldPrependBosToken ? [m.tokens.bos as number, ...tokens] : tokens;
+    },
+    piece: (t) => m.detokenize([t as never], true),
+    contextSize: () => ctxSize,
+  };
   slots = new Slots(
     Array.from({ length: s.parallel }, () => context.getSequence()),
     counters,

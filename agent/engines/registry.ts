@@ -6,6 +6,7 @@ import { llamacppNode } from "./llamacpp-node.ts";
 import { sglang } from "./sglang.ts";
 import { simAdapter } from "./sim.ts";
 import { vllm } from "./vllm.ts";
+import { whisperServer } from "./whisper-server.ts";
 
 export const ENGINES: Record<string, EngineAdapter> = {
   sim: simAdapter,
@@ -14,4 +15,5 @@ export const ENGINES: Record<string, EngineAdapter> = {
   sglang,
   comfyui,
   "node-llama-cpp": llamacppNode,
+  "whisper-server": whisperServer,
 };

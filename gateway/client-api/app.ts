@@ -6,6 +6,8 @@ import type { IncomingMessage, ServerResponse } from "node:http";
 import express, { type NextFunction, type Request, type Response } from "express";
 import { anthropicRoutes } from "./anthropic/routes.ts";
 import { responsesRoutes } from "./responses/routes.ts";
+import { moderationRoutes } from "./moderations.ts";
+import { audioRoutes } from "./audio.ts";
 import { authenticate } from "./authenticate.ts";
 import { ApiError } from "../errors.ts";
 import { answerError } from "./errors.ts";
@@ -59,8 +61,9 @@ export function clientApi(deps: ClientApiDeps): express.Express {
 
   app.use("/v1", modelRoutes(deps.registry));
 
-  app.use("/v1", anthropicRoutes());
+  app.use("/v1", anthropicRoutes(deps));
   app.use("/v1", responsesRoutes(deps));
+  app.use("/v1", moderationRoutes(deps), audioRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs), batchRoutes(deps.jobs));
 

@@ -11,6 +11,7 @@ import type { Limiter } from "../auth/limiter.ts";
 import type { GatewayMetrics } from "../metrics.ts";
 import type { EndpointRegistry } from "../router/registry.ts";
 import type { Waker } from "../router/wake.ts";
+import type { TokenCounter } from "../router/token-count.ts";
 import type { JobsDeps } from "../jobs/service.ts";
 import type { UsageRecorder } from "../usage/recorder.ts";
 import type { ResponseStore } from "./responses/store.ts";
@@ -27,6 +28,8 @@ export interface ClientApiDeps {
   bodyLimitBytes: number;
   /** Wakes on-demand models and notes their last request; without it they answer 503 while asleep. */
   waker?: Waker;
+  /** Exact token counts from the engines' tokenizers; without it prompts are estimated (4 characters a token). */
+  tokens?: TokenCounter;
   /** Guardrail policies (gateway/guard/); without it no request is checked. */
   guard?: GuardService;
   /** The job routes need the store and Temporal; without them they are not served. */

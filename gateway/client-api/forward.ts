@@ -10,6 +10,7 @@ import { refusedAnswers } from "../router/answer-rewrite.ts";
 import type { Caller, ClientApiDeps } from "./context.ts";
 import { ApiError } from "../errors.ts";
 import { checkRequestLimits } from "../router/request-limits.ts";
+import { countPrompt } from "../router/prompt-count.ts";
 import { answerRewrite } from "../guard/answer.ts";
 import { checkInput, GuardBlock } from "../guard/input.ts";
 import { asker, bodyTexts, judgeInput } from "../guard/judge-stage.ts";
@@ -48,7 +49,10 @@ export async function forward(deps: ClientApiDeps, req: Caller, res: ServerRespo
     if (!deps.registry.known(model)) throw new ApiError("not_found", `model '${model}' does not exist`, { param: "model", code: "model_not_found" });
     throw new ApiError("unavailable", `model '${model}' is not being served right now`, { code: "model_not_ready", retryAfterS: 5 });
   }
-  checkRequestLimits(p.path, p.body, deps.registry.limits(model), model, route);
+  const limits = deps.registry.limits(model);
+  const counted = deps.tokens ? await countPrompt(deps.tokens, p.path, p.body, limits, endpoints) : undefined;
+  if (counted) res.setHeader("x-llmgw-token-count", counted.exact ? "exact" : "estimate");
+  checkRequestLimits(p.path, p.body, limits, model, route, counted);
   // A batch line already answered gets that answer again, before limits or an engine see it.
   if (key.batchId === undefined || !deps.batchLines) return forwardClaimed(deps, req, res, model, p, route, endpoints, early, null);
   const c = await deps.batchLines.claim(key.batchId, req.requestId!);
@@ -93,7 +97,8 @@ async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerRespo
       version: out.endpoint?.version ?? null,
       replicaId: out.endpoint?.id ?? null,
       endpoint: route,
-      promptTokens: out.usage?.prompt_tokens ?? 0,
+      // A rerank's usage has total_tokens alone (vLLM's): all of them read.
+      promptTokens: out.usage?.prompt_tokens ?? out.usage?.total_tokens ?? 0,
       cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
       completionTokens: out.usage?.completion_tokens ?? 0,
       costMicros: 0,

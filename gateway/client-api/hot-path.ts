@@ -1,5 +1,5 @@
 // The inference routes, served by plain node and only here: a POST to /v1/chat/completions,
-// /v1/completions, /v1/embeddings, /v1/messages or /v1/responses, whatever its query string and spelled as express
+// /v1/completions, /v1/embeddings, /v1/rerank, /v1/messages or /v1/responses, whatever its query string and spelled as express
 // would match it (any case, a trailing slash), is read, authenticated and forwarded without express.
 // Every other request goes to the express app (./app.ts): the other routes, the API's description,
 // and the 405 with Allow that a method these paths do not take gets. Express's router and

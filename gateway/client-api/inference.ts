@@ -1,11 +1,11 @@
-// The OpenAI inference routes (chat, completions, embeddings) once the caller is authenticated:
+// The OpenAI inference routes (chat, completions, embeddings; rerank in vLLM's shape) once the caller is authenticated:
 // check the body against the route's schema, then forward. Served by the hot path (./hot-path.ts).
 import type { ServerResponse } from "node:http";
 import type { z } from "zod";
 import type { Caller, ClientApiDeps } from "./context.ts";
 import { ApiError } from "../errors.ts";
 import { forward } from "./forward.ts";
-import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue } from "./schemas.ts";
+import { chatCompletionRequest, completionRequest, embeddingRequest, firstIssue, rerankRequest } from "./schemas.ts";
 
 type InferenceSchema = z.ZodType<{ model: string; stream?: boolean | undefined }>;
 
@@ -14,6 +14,7 @@ export const INFERENCE_ROUTES: ReadonlyArray<readonly [path: string, schema: Inf
   ["/v1/chat/completions", chatCompletionRequest],
   ["/v1/completions", completionRequest],
   ["/v1/embeddings", embeddingRequest],
+  ["/v1/rerank", rerankRequest],
 ];
 
 /** Throws an ApiError when the request cannot be served. */

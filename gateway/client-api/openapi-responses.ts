@@ -95,3 +95,18 @@ export const responseItemList = z.object({
   last_id: z.string().nullable(),
   has_more: z.boolean(),
 });
+
+export const rerankResult = z.looseObject({
+  id: z.string(),
+  model: z.string(),
+  usage: z.looseObject({ total_tokens: z.number().int() }),
+  results: z.array(z.looseObject({ index: z.number().int(), relevance_score: z.number(), document: z.looseObject({ text: z.string() }).optional() })),
+});
+
+export const moderation = z.looseObject({
+  id: z.string(),
+  model: z.string(),
+  results: z.array(z.looseObject({ flagged: z.boolean(), categories: z.record(z.string(), z.boolean()), category_scores: z.record(z.string(), z.number()) })),
+});
+
+export const transcription = z.looseObject({ text: z.string() });

@@ -10,8 +10,10 @@ import { FILE_CONTENT_TYPES, uploadForm } from "./files.ts";
 import { imageRequest, meshRequest, runRequest } from "./job-schemas.ts";
 import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
 import * as out from "./openapi-responses.ts";
+import { moderationRequest } from "./moderations.ts";
+import { transcriptionForm } from "./audio.ts";
 import { inputItemsQuery, responsesRequest } from "./responses/schemas.ts";
-import { chatCompletionRequest, completionRequest, embeddingRequest } from "./schemas.ts";
+import { chatCompletionRequest, completionRequest, embeddingRequest, rerankRequest } from "./schemas.ts";
 
 /** Served beside the API but not part of it: the Swagger UI page and its assets, the web console's files. */
 export const NOT_DESCRIBED = ["/docs/api", "/console"];
@@ -37,6 +39,9 @@ export const clientOperations: Operation[] = [
   { method: "post", path: "/v1/chat/completions", summary: "Chat completion (OpenAI)", tag: "inference", request: chatCompletionRequest, responses: streamed("The completion", out.chatCompletion) },
   { method: "post", path: "/v1/completions", summary: "Text completion (OpenAI)", tag: "inference", request: completionRequest, responses: streamed("The completion", out.completion) },
   { method: "post", path: "/v1/embeddings", summary: "Embeddings (OpenAI)", tag: "inference", request: embeddingRequest, responses: ok("The vectors", out.embeddingList) },
+  { method: "post", path: "/v1/rerank", summary: "Rank documents against a query (Jina/Cohere shape, as vLLM serves it)", tag: "inference", request: rerankRequest, responses: ok("The documents' scores, best first", out.rerankResult) },
+  { method: "post", path: "/v1/moderations", summary: "Classify texts (OpenAI), by the guardrails' judge model; 404 no_moderation_model without one", tag: "inference", request: moderationRequest, responses: ok("A result per input", out.moderation) },
+  { method: "post", path: "/v1/audio/transcriptions", summary: "Transcribe audio (OpenAI; multipart: file, model, response_format…)", tag: "inference", request: transcriptionForm, requestContentType: "multipart/form-data", responses: { "200": { description: "The transcript: JSON for json and verbose_json, text for text, srt and vtt", schema: out.transcription, contentTypes: ["application/json", "text/plain"] } } },
   { method: "post", path: "/v1/messages", summary: "Messages (Anthropic); errors in Anthropic's shape", tag: "inference", request: messagesRequest, responses: { ...streamed("The message", out.anthropicMessage), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
   { method: "post", path: "/v1/messages/count_tokens", summary: "Count a prompt's tokens (Anthropic)", tag: "inference", request: countTokensRequest, responses: { ...ok("The count", out.tokenCount), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
   { method: "post", path: "/v1/responses", summary: "Create a response (OpenAI Responses API)", tag: "inference", request: responsesRequest, responses: streamed("The response", out.response) },
@@ -74,6 +79,7 @@ export function clientOpenApi(): Record<string, unknown> {
       ChatCompletionRequest: chatCompletionRequest,
       CompletionRequest: completionRequest,
       EmbeddingRequest: embeddingRequest,
+      RerankRequest: rerankRequest,
       MessagesRequest: messagesRequest,
       CountTokensRequest: countTokensRequest,
       ResponsesRequest: responsesRequest,
@@ -85,6 +91,10 @@ export function clientOpenApi(): Record<string, unknown> {
       ChatCompletion: out.chatCompletion,
       Completion: out.completion,
       EmbeddingList: out.embeddingList,
+      RerankResult: out.rerankResult,
+      ModerationRequest: moderationRequest,
+      Moderation: out.moderation,
+      TranscriptionForm: transcriptionForm,
       Message: out.anthropicMessage,
       Job: out.job,
       File: out.file,

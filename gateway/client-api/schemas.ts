@@ -170,6 +170,18 @@ export const embeddingRequest = z.looseObject({
   user: z.string().max(256).optional(),
 });
 
+/** POST /v1/rerank, in the Jina/Cohere shape vLLM serves (`--task score` models): documents ranked against the query. */
+export const rerankRequest = z.looseObject({
+  model: z.string().min(1).max(256),
+  query: z.string(),
+  documents: z.union([z.array(z.string()).min(1).max(1000), z.array(z.looseObject({ text: z.string() })).min(1).max(1000)], {
+    error: "an array of 1 to 1000 strings, or of objects with text",
+  }),
+  top_n: z.number().int().min(0).max(1000).optional(),
+  return_documents: z.boolean().optional(),
+  user: z.string().max(256).optional(),
+});
+
 /** The first problem zod found, as OpenAI reports it: a message and the field at fault (null: the body). */
 export function firstIssue(err: z.ZodError): { message: string; param: string | null } {
   const { path, message } = innermost(err.issues[0]!);

@@ -1,5 +1,5 @@
 // The input stage: every text the model will read (user turns, the system prompt, tool results,
-// a completion's prompt, embeddings' input) checked by the merged policy's input rules (./check.ts).
+// a completion's prompt, embeddings' input, a rerank's query and documents) checked by the merged policy's input rules (./check.ts).
 import { TextCheck, type GuardDecision } from "./check.ts";
 import type { MergedPolicy } from "./merge.ts";
 import type { Redactions } from "./redactions.ts";
@@ -34,5 +34,8 @@ export function checkInput(m: MergedPolicy, body: Record<string, unknown>): Inpu
   }
   if (body.prompt !== undefined) set("prompt", c.content(body.prompt));
   if (body.input !== undefined) set("input", c.content(body.input));
+  // /v1/rerank: the query and every document.
+  if (body.query !== undefined) set("query", c.content(body.query));
+  if (body.documents !== undefined) set("documents", c.content(body.documents));
   return { body: out, redactions: c.redactions, decisions: c.decisions };
 }

@@ -14,7 +14,7 @@ import type { Direction } from "./policy.ts";
 import { askService } from "./service-detector.ts";
 import type { GuardService } from "./service.ts";
 
-/** Every text of a request body in OpenAI's shapes (messages, prompt, input), in order. */
+/** Every text of a request body in OpenAI's shapes (messages, prompt, input; a rerank's query and documents), in order. */
 export function bodyTexts(body: Record<string, unknown>): string {
   const out: string[] = [];
   const add = (v: unknown) => {
@@ -29,6 +29,8 @@ export function bodyTexts(body: Record<string, unknown>): string {
   if (Array.isArray(body.messages)) for (const m of body.messages) add((m as { content?: unknown } | null)?.content);
   add(body.prompt);
   add(body.input);
+  add(body.query);
+  add(body.documents);
   return out.join("\n\n");
 }
 

@@ -37,6 +37,8 @@ export interface ProxyRequest {
   started: number;
   /** Writes the engine's answer in another API's shape (the Anthropic routes); by default it is relayed as it is. */
   respond?: Responder;
+  /** A body not sent as JSON (an audio form): made from `body` (the model's name may change on a fallback or upstream). */
+  encode?: (body: Record<string, unknown>) => { payload: Buffer; contentType: string };
   /** The key's admission band (KeyInfo.band); interactive when absent. */
   band?: string;
   /** Rewrites the engine's answer before it is relayed or translated (the guard's restore). */
@@ -119,10 +121,12 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
   const usageOption = { ...(p.body.stream_options as object), include_usage: true };
   // A rewrite that may end the stream needs the usage so far when it does: our engines send it in every chunk.
   const body = p.stream ? { ...p.body, stream_options: p.rewrite?.mayStop ? { ...usageOption, continuous_usage_stats: true } : usageOption } : p.body;
-  const payload = body === p.body && p.raw ? p.raw : JSON.stringify(body);
+  const encoded = p.encode?.(body);
+  const payload = encoded ? encoded.payload : body === p.body && p.raw ? p.raw : JSON.stringify(body);
+  const contentType = encoded?.contentType ?? "application/json";
   // Outside providers get the body with their own model id, made once per request and model.
   let outsideModel: string | null = null;
-  let outsidePayload = "";
+  let outsidePayload: string | { payload: Buffer; contentType: string } = "";
   let refusals = 0;
   // Summed over attempts: a replica that failed mid-answer still ran the request for a while.
   let gpuSeconds = 0;
@@ -142,13 +146,16 @@ async function tryReplicas(res: ServerResponse, endpoints: Endpoint[], p: ProxyR
     if (o !== null && o.model !== outsideModel) {
       outsideModel = o.model;
       // Outside providers are not asked for continuous usage (OpenAI refuses fields it does not know).
-      outsidePayload = JSON.stringify({ ...body, model: o.model, ...(p.stream && { stream_options: usageOption }) });
+      const named = { ...body, model: o.model, ...(p.stream && { stream_options: usageOption }) };
+      outsidePayload = p.encode ? p.encode(named) : JSON.stringify(named);
     }
     const up = new UpstreamCall(
       e.pool,
       o === null
-        ? { path: p.path, method: "POST", headers: { "content-type": "application/json", authorization: e.engineAuth, "x-request-id": p.requestId }, body: payload }
-        : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload },
+        ? { path: p.path, method: "POST", headers: { "content-type": contentType, authorization: e.engineAuth, "x-request-id": p.requestId }, body: payload }
+        : typeof outsidePayload === "string"
+          ? { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": "application/json", authorization: o.authorization }, body: outsidePayload }
+          : { path: outsidePath(o, p.path), method: "POST", headers: { "content-type": outsidePayload.contentType, authorization: o.authorization }, body: outsidePayload.payload },
     );
     client.call = up;
     try {

@@ -5,6 +5,8 @@
 export interface Usage {
   prompt_tokens: number;
   completion_tokens: number;
+  /** Alone in a rerank's usage (vLLM's). */
+  total_tokens?: number;
   prompt_tokens_details?: { cached_tokens?: number } | null;
 }
 

@@ -3,7 +3,8 @@
 // else a 400 in the route's own shape — OpenAI's context_length_exceeded through the official openai
 // client, Anthropic's invalid_request_error through its SDK. The sim engine's own refusals carry no
 // code (and it takes 4096 tokens, not the catalog's 2048), so context_length_exceeded here is the
-// gateway's; a prompt just within is served, its prompt_tokens equal to the gateway's estimate.
+// gateway's; a prompt just within is served, its prompt_tokens equal to the gateway's estimate. Prompts
+// this long are counted by the sim's /tokenize (exact, so the messages say no "about").
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import Anthropic from "@anthropic-ai/sdk";
@@ -87,8 +88,8 @@ describe("chat, completions and messages prompts held to the context length", ()
     };
     await assert.rejects(
       anthropic.messages.create({ model, max_tokens: ANSWER, system: "x", messages: [{ role: "user", content: FITS }] }),
-      refused(/exceed context limit: about 2041 \+ 8 > 2048/),
+      refused(/exceed context limit: 2041 \+ 8 > 2048/),
     );
-    await assert.rejects(anthropic.messages.create({ model, max_tokens: 1, messages: [{ role: "user", content: FITS + "x".repeat(ANSWER * 4 + 1) }] }), refused(/prompt is too long: about 2049 tokens > 2048 maximum/));
+    await assert.rejects(anthropic.messages.create({ model, max_tokens: 1, messages: [{ role: "user", content: FITS + "x".repeat(ANSWER * 4 + 1) }] }), refused(/prompt is too long: 2049 tokens > 2048 maximum/));
   });
 });

@@ -24,6 +24,8 @@ export interface ClientFixtures {
   runJob: string;
   /** A stored response of the key's project (/v1/responses/{id}). */
   response: string;
+  /** The `model` /v1/moderations is asked with: a judge policy is scoped to it. */
+  moderation: string;
 }
 
 export async function clientFixtures(p: Platform): Promise<ClientFixtures> {
@@ -39,6 +41,14 @@ export async function clientFixtures(p: Platform): Promise<ClientFixtures> {
   const meshes = uniqueModel("st-meshes");
   await ctl(["model", "serve", sim, "--engine", "sim", "--replicas", "1", "--wait", "--json"]);
   for (const m of [pictures, meshes]) await ctl(["model", "serve", m, "--engine", "comfyui", "--replicas", "1", "--arg=--llmgw-standin", "--arg=--step-ms=1", "--wait", "--json"]);
+  // Moderations are answered by a judge policy's model: one scoped to the moderation model's name,
+  // so no other request is judged.
+  const judge = uniqueModel("st-judge");
+  const moderation = "omni-moderation-latest";
+  await ctl(["model", "serve", judge, "--engine", "sim", "--replicas", "1", "--arg=--guard-judge", "--arg=true", "--wait", "--json"]);
+  const policyFile = path.join(p.dataDir, "st-judge.yaml");
+  fs.writeFileSync(policyFile, `name: st-moderation\nscope: model:${moderation}\ninput:\n  - {name: judge, detector: judge, model: ${judge}, timeout: 5, action: flag}`);
+  await ctl(["guard", "policy", "add", "-f", policyFile]);
   const workflow = uniqueModel("st-workflow");
   const wfFile = path.join(p.dataDir, "st-workflow.json");
   fs.writeFileSync(wfFile, JSON.stringify(bareWorkflow(workflow, meshes)));
@@ -63,7 +73,13 @@ export async function clientFixtures(p: Platform): Promise<ClientFixtures> {
   const meshJob = await api("POST", "/3d/generations", { model: meshes, file_id: pictureFile, resolution: 64, steps: 1 });
   const runJob = await api("POST", "/workflows/runs", { model: workflow });
   const response = await api("POST", "/responses", { model: sim, input: "hi", max_output_tokens: 2 });
-  return { key, sim, pictures, meshes, workflow, pictureFile, spareFile, meshJob, runJob, response };
+  // Gateways load policies over the change feed: wait (bounded) until moderations are answered.
+  for (let i = 0; i < 100; i++) {
+    const r = await fetch(`${p.clientUrl}/v1/moderations`, { method: "POST", headers: { authorization: `Bearer ${key}`, "content-type": "application/json" }, body: JSON.stringify({ model: moderation, input: "hi" }) });
+    if (r.status === 200) break;
+    await new Promise((res) => setTimeout(res, 100));
+  }
+  return { key, sim, pictures, meshes, workflow, pictureFile, spareFile, meshJob, runJob, response, moderation };
 }
 
 /** A catalogued workflow without inputs: any body naming it with `inputs: {}` is valid. */
@@ -94,6 +110,9 @@ export function clientRun(p: Platform, f: ClientFixtures): Omit<SchemathesisRun,
       model("POST /v1/chat/completions", f.sim),
       model("POST /v1/completions", f.sim),
       model("POST /v1/embeddings", f.sim),
+      model("POST /v1/rerank", f.sim),
+      model("POST /v1/moderations", f.moderation),
+      model("POST /v1/audio/transcriptions", f.sim),
       model("POST /v1/messages", f.sim),
       model("POST /v1/messages/count_tokens", f.sim),
       model("POST /v1/responses", f.sim),

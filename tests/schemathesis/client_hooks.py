@@ -35,7 +35,7 @@ def fresh_response():
     r = requests.post(f"{BASE_URL}/v1/responses", headers={"authorization": f"Bearer {KEY}"}, json={"model": SIM, "input": "hi", "max_output_tokens": 2}, timeout=30)
     r.raise_for_status()
     return r.json()["id"]
-INFERENCE = {"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings", "POST /v1/messages", "POST /v1/messages/count_tokens", "POST /v1/responses"}
+INFERENCE = {"POST /v1/chat/completions", "POST /v1/completions", "POST /v1/embeddings", "POST /v1/rerank", "POST /v1/messages", "POST /v1/messages/count_tokens", "POST /v1/responses"}
 
 
 def number(v):

@@ -35,7 +35,7 @@ describe("the hot path in front of the express app", () => {
   const post = (path: string) => fetch(`${base}${path}`, { method: "POST", headers: { "content-type": "application/json", "x-request-id": "rid-1" }, body: "{}" });
 
   it("takes a POST to each inference route, bare, with a query string, a trailing slash or another case", async () => {
-    assert.deepEqual([...HOT_PATH_ROUTES].sort(), ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/messages", "/v1/responses"]);
+    assert.deepEqual([...HOT_PATH_ROUTES].sort(), ["/v1/chat/completions", "/v1/completions", "/v1/embeddings", "/v1/messages", "/v1/rerank", "/v1/responses"]);
     for (const route of HOT_PATH_ROUTES) {
       for (const path of [route, `${route}?x=1`, `${route}/`, `${route.toUpperCase()}?stream=true`]) {
         const r = await post(path);

@@ -75,7 +75,7 @@ function parseStops(v: unknown): Stops {
   throw new BadRequest("stop must be a string or an array of strings", "stop");
 }
 
-function contentText(c: unknown, i: number): string {
+export function contentText(c: unknown, i: number): string {
   if (c === undefined || c === null) return "";
   if (typeof c === "string") return c;
   if (Array.isArray(c)) {

@@ -14,6 +14,9 @@ import { SimLoras } from "./lora.ts";
 import { SimMetrics } from "./metrics.ts";
 import { JSON_TYPE, LOADING_BODY, NOT_FOUND_BODY, Replies, STOPPING_BODY, UNAUTHORIZED_BODY, drain, readJson } from "./replies.ts";
 import { BadRequest, parseGenRequest, type RequestDefaults } from "./request.ts";
+import { rerank } from "./rerank.ts";
+import { tokenize } from "./tokenize.ts";
+import { transcribe } from "./transcribe.ts";
 import { Scheduler } from "./scheduling.ts";
 import { checkSettings, type SimSettings, type SimSettingsInput } from "./settings.ts";
 
@@ -23,6 +26,14 @@ export interface SimHandle {
 }
 
 type Route = "chat" | "completion" | "embeddings";
+
+/** vLLM's routes beside the OpenAI API that the sim serves: a JSON body in, JSON out. */
+const JSON_EXTRAS: ReadonlyMap<string, "tokenize" | "rerank"> = new Map([
+  ["/tokenize", "tokenize"],
+  ["/rerank", "rerank"],
+  ["/v1/rerank", "rerank"],
+  ["/v2/rerank", "rerank"],
+]);
 
 /** One sim engine's state and its request handling; startSim puts it on a port. */
 class SimServer {
@@ -82,7 +93,10 @@ class SimServer {
     let url = req.url ?? "/";
     const q = url.indexOf("?");
     if (q >= 0) url = url.slice(0, q);
-    if (url.startsWith("/v1/")) this.handleApi(req, res, url, reqId, arrival);
+    const extra = JSON_EXTRAS.get(url);
+    if (url === "/v1/audio/transcriptions" || url === "/inference") this.handleAudio(req, res, url === "/inference", reqId);
+    else if (extra !== undefined) this.handleExtra(req, res, extra, reqId);
+    else if (url.startsWith("/v1/")) this.handleApi(req, res, url, reqId, arrival);
     else this.handleOther(req, res, url, reqId);
   }
 
@@ -167,6 +181,47 @@ class SimServer {
       if (e instanceof BadRequest) this.replies.sendError(res, 400, e.message, e.param, reqId);
       else throw e;
     }
+  }
+
+  /** Speech to text, OpenAI's route or whisper.cpp's server's /inference (transcribe.ts), behind the key. */
+  private handleAudio(req: http.IncomingMessage, res: http.ServerResponse, whisperCpp: boolean, reqId: string | undefined): void {
+    const r = this.replies;
+    if (this.expectedAuth !== null && req.headers.authorization !== this.expectedAuth) {
+      drain(req);
+      return r.send(res, 401, UNAUTHORIZED_BODY, reqId);
+    }
+    if (!this.ready || this.stopping || req.method !== "POST") {
+      drain(req);
+      return req.method !== "POST" ? r.sendError(res, 405, "Method Not Allowed", null, reqId) : r.send(res, 503, this.stopping ? STOPPING_BODY : LOADING_BODY, reqId);
+    }
+    void transcribe(req, whisperCpp).then((t) => r.send(res, t.status, t.body, reqId, t.type));
+  }
+
+  /** /tokenize and /rerank: behind the key as the API is, answered at once (no slot, no queue). */
+  private handleExtra(req: http.IncomingMessage, res: http.ServerResponse, kind: "tokenize" | "rerank", reqId: string | undefined): void {
+    const r = this.replies;
+    if (this.expectedAuth !== null && req.headers.authorization !== this.expectedAuth) {
+      drain(req);
+      return r.send(res, 401, UNAUTHORIZED_BODY, reqId);
+    }
+    if (!this.ready || this.stopping) {
+      drain(req);
+      return r.send(res, 503, this.stopping ? STOPPING_BODY : LOADING_BODY, reqId);
+    }
+    if (req.method !== "POST") {
+      drain(req);
+      return r.sendError(res, 405, "Method Not Allowed", null, reqId);
+    }
+    void readJson(req).then((body) => {
+      if (body === null || typeof body !== "object" || Array.isArray(body)) return r.sendError(res, 400, "The request body must be a JSON object.", null, reqId);
+      try {
+        const b = body as Record<string, unknown>;
+        r.send(res, 200, kind === "tokenize" ? tokenize(b, this.s.contextLength) : rerank(b, this.s.model, this.scheduler.nextId("rerank-")), reqId);
+      } catch (e) {
+        if (e instanceof BadRequest) r.sendError(res, 400, e.message, e.param, reqId);
+        else throw e;
+      }
+    });
   }
 
   /** Health, metrics, the LoRA record and the version: everything outside /v1/. */

@@ -7,8 +7,8 @@ import type { Authed, Caller, ClientApiDeps } from "../context.ts";
 import { ApiError } from "../../errors.ts";
 import { forward } from "../forward.ts";
 import { firstIssue } from "../schemas.ts";
-import { estimateInputTokens } from "./count-tokens.ts";
-import { toOpenAIChat, toOpenAIPrompt } from "./request.ts";
+import { countTokens } from "./count-tokens.ts";
+import { toOpenAIChat } from "./request.ts";
 import { anthropicResponder } from "./respond.ts";
 import { countTokensRequest, messagesRequest } from "./schemas.ts";
 
@@ -35,13 +35,13 @@ export async function serveMessages(deps: ClientApiDeps, req: Caller, res: Serve
   );
 }
 
-export function anthropicRoutes(): express.Router {
+export function anthropicRoutes(deps: ClientApiDeps): express.Router {
   const r = express.Router();
 
   r.post("/messages/count_tokens", (req: Authed, res: Response, next: NextFunction) => {
     const parsed = countTokensRequest.safeParse(req.body);
     if (!parsed.success) return next(new ApiError("invalid_request", firstIssue(parsed.error).message));
-    res.json({ input_tokens: estimateInputTokens(toOpenAIPrompt(parsed.data).messages) });
+    countTokens(deps, req, res, parsed.data).catch(next);
   });
 
   return r;
