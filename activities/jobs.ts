@@ -17,6 +17,7 @@ import { isPng, replaceText } from "../common/png.ts";
 import { costMicros, parsePrices } from "../common/pricing.ts";
 import { temporalClient } from "../common/temporal.ts";
 import { joinJobLine } from "../common/job-line.ts";
+import { addJobSpend } from "../common/job-spend.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { etaSeconds } from "./job-eta.ts";
 import { fileRelPath, type JobSpec, type JobState } from "../workflows/job-types.ts";
@@ -30,6 +31,8 @@ type QueueItem = [number, string, ...unknown[]];
 interface Engine {
   url: string;
   replicaId: string;
+  /** GPUs the replica holds, which the job's run time is charged for (docs/people.md). */
+  gpus: number;
 }
 export interface PromptOutputs extends Engine {
   files: ComfyOutput[];
@@ -86,7 +89,7 @@ export function jobActivities(deps: ActivityDeps) {
   /** Where the prompt already is (a retry after a crash), so it is resumed, never submitted twice. */
   async function findPrompt(model: string, id: string): Promise<Engine | null> {
     for (const r of await replicas(model)) {
-      const e = { url: r.url, replicaId: r.id };
+      const e = { url: r.url, replicaId: r.id, gpus: r.gpus.length };
       try {
         const h = await comfyGet<Record<string, unknown>>(e, `/history/${encodeURIComponent(id)}`);
         const q = await comfyGet<{ queue_running: QueueItem[]; queue_pending: QueueItem[] }>(e, "/queue");
@@ -143,7 +146,7 @@ export function jobActivities(deps: ActivityDeps) {
             await ctx.sleep(POLL_MS * 2);
             continue;
           }
-          const e = { url: r.url, replicaId: r.id };
+          const e = { url: r.url, replicaId: r.id, gpus: r.gpus.length };
           const values = { ...spec.values };
           for (const f of spec.files) values[f.placeholder] = await upload(e, spec, f.placeholder, f.fileId);
           const graph = fillGraph(spec.graph, values);
@@ -253,8 +256,12 @@ export function jobActivities(deps: ActivityDeps) {
       const pictures = spec.output === "image" ? fileIds.length : 0;
       const meshes = spec.output === "mesh" ? fileIds.length : 0;
       const job = await deps.db.job.findUnique({ where: { id: spec.id } });
+      const owner = spec.keyId ? await deps.db.apiKey.findUnique({ where: { id: spec.keyId }, select: { personId: true } }) : null;
       // The job's id keys its ledger row, so a retried activity charges once.
-      await deps.db.usageEvent.createMany({
+      const cost = prices ? costMicros(prices, { promptTokens: 0, cachedTokens: 0, completionTokens: 0, pictures, meshes }) : 0;
+      // The engine's whole card(s) for the prompt's run: a ComfyUI replica runs one prompt at a time.
+      const gpuSeconds = (outputs.gpus ?? 0) * (outputs.runSeconds ?? 0);
+      const written = await deps.db.usageEvent.createMany({
         data: [
           {
             id: `job-${spec.id}`,
@@ -264,13 +271,17 @@ export function jobActivities(deps: ActivityDeps) {
             model: spec.model,
             replicaId: outputs.replicaId,
             endpoint: spec.kind === "image" ? "/v1/images/generations" : spec.kind === "mesh" ? "/v1/3d/generations" : "/v1/workflows/runs",
-            costMicros: BigInt(prices ? costMicros(prices, { promptTokens: 0, cachedTokens: 0, completionTokens: 0, pictures, meshes }) : 0),
+            costMicros: BigInt(cost),
             latencyMs: job ? Date.now() - job.createdAt.getTime() : 0,
             status: 200,
+            personId: owner?.personId ?? null,
+            gpuSeconds,
           },
         ],
         skipDuplicates: true,
       });
+      // Budgets count it once: only the attempt that wrote the row adds it.
+      if (written.count > 0 && spec.keyId) await addJobSpend(deps.db, deps.redis, spec.keyId, { costMicros: cost, gpuSeconds });
       await setJobState({ id: spec.id, state: "completed", progress: { files: fileIds, percent: 100, ...(outputs.runSeconds !== undefined ? { run_seconds: Math.round(outputs.runSeconds * 10) / 10 } : {}) }, resultId: fileIds[0] });
       return { fileIds };
     },

@@ -87,9 +87,31 @@ export function trainingActivities(deps: ActivityDeps) {
     },
 
     /** Stops the run's trainer; its last progress. */
-    async cancelTrainer(input: { nodeId: string; runId: string }): Promise<{ step: number; steps: number; loss: number; peakMemoryMiB: number }> {
+    async cancelTrainer(input: { nodeId: string; runId: string }): Promise<{ step: number; steps: number; loss: number; peakMemoryMiB: number; runSeconds: number }> {
       const s = await (await agent(input.nodeId)).cancel(input.runId);
-      return { step: s.step, steps: s.steps, loss: s.loss, peakMemoryMiB: s.peakMemoryMib };
+      return { step: s.step, steps: s.steps, loss: s.loss, peakMemoryMiB: s.peakMemoryMib, runSeconds: s.runSeconds };
+    },
+
+    /** One attempt's GPU time in the ledger: its GPUs × the trainer's run on the node. Keyed by job and attempt, so a retry charges once. */
+    async recordTrainingUsage(input: { jobId: string; attempt: number; model: string; personId: string | null; gpus: number; runSeconds: number }): Promise<void> {
+      await deps.db.usageEvent.createMany({
+        data: [
+          {
+            id: `job-${input.jobId}-${input.attempt}`,
+            at: new Date(),
+            keyId: null,
+            projectId: null,
+            model: input.model,
+            replicaId: null,
+            endpoint: "/api/v1/training",
+            latencyMs: input.runSeconds * 1000,
+            status: 200,
+            personId: input.personId,
+            gpuSeconds: input.gpus * input.runSeconds,
+          },
+        ],
+        skipDuplicates: true,
+      });
     },
 
     /** The artifact in chunks of at most 1 MiB into the file store, checked by sha256, kept as the job's file. */

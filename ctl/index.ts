@@ -70,7 +70,7 @@ export const CTL_USAGE = `usage: llmgw ctl <group> <command> [flags]
   scim token create NAME | token list | token revoke ID|NAME     (SCIM provisioning's bearer tokens)
   notify list [--limit N] | test     (webhooks: LLMGW_NOTIFY_WEBHOOKS_FILE)
   mcp add NAME --url URL|--command PROG [--arg X]… [--env K=V]…|--openapi URL|FILE [--header-file H=/path]… [--timeout 30s] [--rate 60/min] | list | show|test|remove NAME
-  login [--provider NAME] [--url GATEWAY_URL]   sign in (device flow); the session is kept in ~/.config/llmgw/ctl.json   logout
+  login [--device | --browser [--no-open]] [--provider NAME] [--url GATEWAY_URL]   sign in (device flow, or the browser back to ctl on loopback); the session is kept in ~/.config/llmgw/ctl.json   logout
   batches list [--project P] [--status S] [--limit N] | show ID [--follow] | cancel ID
 every command takes --json`;
 

@@ -1,6 +1,7 @@
 // llmgw ctl login / logout: a person signs in through the company's identity provider with the
-// device flow. The gateway holds the client secret and talks to the provider; ctl only shows the
-// code, polls the gateway, and keeps the session in its settings file (common/ctl-session.ts,
+// device flow (the default: it works over SSH, with the browser on another machine) or, with
+// --browser, the code flow coming back to ctl on loopback (./login-browser.ts). The gateway holds
+// the client secret and talks to the provider; ctl shows the code or the URL, and keeps the session in its settings file (common/ctl-session.ts,
 // mode 0600), which later commands send as `Authorization: Bearer llmgw-sess-…`.
 import fs from "node:fs";
 import path from "node:path";
@@ -8,9 +9,10 @@ import { parseArgs } from "node:util";
 import { ctlSession, ctlSettingsFilePath, readCtlSettingsFile, writeCtlSettingsFile } from "../common/ctl-session.ts";
 import { ctlSettings } from "../common/ctl-settings.ts";
 import { CtlError, send } from "./admin-client.ts";
+import { browserSignIn, type BrowserSignIn } from "./login-browser.ts";
 import { printJson } from "./output.ts";
 
-const USAGE = "usage: llmgw ctl login [--provider NAME] [--url GATEWAY_URL] [--json]   llmgw ctl logout";
+const USAGE = "usage: llmgw ctl login [--device | --browser [--no-open]] [--provider NAME] [--url GATEWAY_URL] [--json]   llmgw ctl logout";
 
 interface Answer {
   status: number;
@@ -54,8 +56,14 @@ function gatewayUrl(given: string | undefined): string {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 export async function loginCommand(argv: string[]): Promise<void> {
-  const { values } = parseArgs({ args: argv, options: { provider: { type: "string" }, url: { type: "string" }, json: { type: "boolean" } } });
+  const { values } = parseArgs({
+    args: argv,
+    options: { provider: { type: "string" }, url: { type: "string" }, json: { type: "boolean" }, browser: { type: "boolean" }, device: { type: "boolean" }, "no-open": { type: "boolean" } },
+  });
+  if (values.browser && values.device) throw new CtlError(`--browser and --device are two ways to sign in: choose one\n${USAGE}`);
+  if (values["no-open"] && !values.browser) throw new CtlError(`--no-open goes with --browser\n${USAGE}`);
   const base = gatewayUrl(values.url);
+  if (values.browser) return keep(base, await browserSignIn(base, values.provider, !values["no-open"], post), values.json === true);
   const started = await post(base, "/auth/device/start", values.provider ? { provider: values.provider } : {});
   if (started.status !== 200) throw new CtlError(started.body.error?.message ?? `the gateway answered HTTP ${started.status}`, started.status);
   const s = started.body as { handle: string; provider: string; user_code: string; verification_uri: string; verification_uri_complete: string | null; expires_in: number };
@@ -71,11 +79,15 @@ export async function loginCommand(argv: string[]): Promise<void> {
     if (r.status === 202) continue;
     if (r.status !== 200) throw new CtlError(r.body.error?.message ?? `the gateway answered HTTP ${r.status}`, r.status);
     const done = r.body as { token: string; person: { id: string }; expires_at: string };
-    const file = writeCtlSettingsFile({ ...readCtlSettingsFile(), url: base, session: done.token, sessionExpiresAt: done.expires_at, provider: s.provider });
-    if (values.json) return printJson({ person: done.person, provider: s.provider, expires_at: done.expires_at, settings_file: file });
-    process.stdout.write(`signed in through ${s.provider} (person ${done.person.id}); the session, until ${done.expires_at}, is kept in ${file}\n`);
-    return;
+    return keep(base, { ...done, provider: s.provider }, values.json === true);
   }
+}
+
+/** Keeps the session in ctl's settings file (mode 0600) and says so. */
+function keep(base: string, done: BrowserSignIn, json: boolean): void {
+  const file = writeCtlSettingsFile({ ...readCtlSettingsFile(), url: base, session: done.token, sessionExpiresAt: done.expires_at, provider: done.provider });
+  if (json) return printJson({ person: done.person, provider: done.provider, expires_at: done.expires_at, settings_file: file });
+  process.stdout.write(`signed in through ${done.provider} (person ${done.person.id}); the session, until ${done.expires_at}, is kept in ${file}\n`);
 }
 
 export async function logoutCommand(argv: string[]): Promise<void> {

@@ -12,6 +12,8 @@ export interface TrainingInput {
   gguf: boolean;
   /** Attempts, each on another node, when a node is lost mid-run. */
   maxAttempts: number;
+  /** Who started it (null: the admin token): its usage rows carry the person. */
+  personId?: string | null;
 }
 
 export interface TrainingProgress {

@@ -3,7 +3,7 @@
 // received into the file store and kept. A node lost mid-run fails that attempt; the next starts
 // from the beginning on another node, up to maxAttempts. Cancel (a signal) stops the trainer's
 // whole process group.
-import { ActivityFailure, ApplicationFailure, CancellationScope, condition, proxyActivities, setHandler } from "@temporalio/workflow";
+import { ActivityFailure, ApplicationFailure, CancellationScope, condition, patched, proxyActivities, setHandler } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
 import { TRAINING_FOLLOWING, TRAINING_PLACING, TRAINING_QUICK } from "./activity-options.ts";
 import { trainingCancelSignal, trainingProgressQuery, type TrainingInput, type TrainingProgress } from "./training-types.ts";
@@ -37,9 +37,16 @@ export async function training(input: TrainingInput): Promise<{ fileId: string }
     const follow = scope.run(() => following.followTrainer({ jobId: input.id, nodeId, runId, attempt }));
     const ended = follow.then(() => true, () => true);
     await Promise.race([ended, condition(() => cancelled)]);
+    // The trainer holds one GPU from its start to its exit on the node; every attempt that ran is charged.
+    // Patched: a run started before this charge existed replays without it.
+    const charge = async (runSeconds: number) => {
+      if (patched("training-usage")) await CancellationScope.nonCancellable(() => quick.recordTrainingUsage({ jobId: input.id, attempt, model: input.base, personId: input.personId ?? null, gpus: 1, runSeconds }));
+    };
     if (cancelled) {
       scope.cancel();
-      Object.assign(progress, await CancellationScope.nonCancellable(() => quick.cancelTrainer({ nodeId, runId })));
+      const { runSeconds, ...last } = await CancellationScope.nonCancellable(() => quick.cancelTrainer({ nodeId, runId }));
+      Object.assign(progress, last);
+      await charge(runSeconds);
       break;
     }
     let s;
@@ -54,6 +61,7 @@ export async function training(input: TrainingInput): Promise<{ fileId: string }
       throw err;
     }
     Object.assign(progress, { step: s.step, steps: s.steps, loss: s.loss, peakMemoryMiB: s.peakMemoryMib, wanted: s.steps, ready: s.step });
+    await charge(s.runSeconds);
     if (s.state === "TRAINER_STATE_CANCELLED") break;
     if (s.state !== "TRAINER_STATE_SUCCEEDED") {
       progress.phase = "failed";

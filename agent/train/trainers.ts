@@ -100,7 +100,7 @@ export class Trainers {
     child.on("exit", (code, signal) => {
       const exit = code ?? (signal ? 128 : 1);
       this.exits.set(runId, exit);
-      fs.writeFileSync(path.join(dir, "exit.json"), JSON.stringify({ code: exit }));
+      fs.writeFileSync(path.join(dir, "exit.json"), JSON.stringify({ code: exit, endedAt: Date.now() }));
     });
     child.unref();
     fs.writeFileSync(path.join(dir, "record.json"), JSON.stringify({ pid: child.pid, startedAt: Date.now() } satisfies Record), { mode: 0o600 });
@@ -123,13 +123,26 @@ export class Trainers {
     const rec = this.record(runId);
     if (!rec) throw new TrainerError(grpc.status.NOT_FOUND, `no training run "${runId}" on this node`);
     const p = readProgress(fs.existsSync(path.join(dir, "progress.jsonl")) ? fs.readFileSync(path.join(dir, "progress.jsonl"), "utf8") : "");
-    const base = { runId, step: p.step, steps: p.steps, loss: p.loss, peakMemoryMib: p.peakMemoryMib };
+    const base = { runId, step: p.step, steps: p.steps, loss: p.loss, peakMemoryMib: p.peakMemoryMib, runSeconds: this.runSeconds(dir, rec) };
     if (fs.existsSync(path.join(dir, "cancelled"))) return { ...base, state: "TRAINER_STATE_CANCELLED", error: "cancelled" };
     const code = this.exitCode(runId, rec);
     if (code === null) return { ...base, state: "TRAINER_STATE_RUNNING" };
     if (code === 0 && p.artifact) return { ...base, state: "TRAINER_STATE_SUCCEEDED", artifactName: p.artifact, ...(await this.artifactSum(dir, p.artifact)) };
     const why = p.error ?? (code === -1 ? "the trainer is gone (it ended while no agent watched it)" : `the trainer exited with code ${code}`);
     return { ...base, state: "TRAINER_STATE_FAILED", error: `${why}; see ${path.join(dir, "trainer.log")}` };
+  }
+
+  /** From the trainer's start to its exit (exit.json's stamp, else the file's time), or to now while it runs. */
+  private runSeconds(dir: string, rec: Record): number {
+    const exitFile = path.join(dir, "exit.json");
+    let end = Date.now();
+    try {
+      const e = JSON.parse(fs.readFileSync(exitFile, "utf8")) as { endedAt?: number };
+      end = e.endedAt ?? fs.statSync(exitFile).mtimeMs;
+    } catch {
+      // running, or gone without a word: counted to now
+    }
+    return Math.max(0, end - rec.startedAt) / 1000;
   }
 
   /** Size and sha256 of a finished artifact, hashed once (streamed) and kept beside it. */

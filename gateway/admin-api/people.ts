@@ -1,5 +1,7 @@
-// People and their memberships (platform-admin's): list, show, create, disable, enable, delete,
-// and the roles they hold where. Disabling or deleting a person, or removing one of their
+// People and their memberships: list, show, create, disable, enable, delete (platform-admin's),
+// and the roles they hold where. An org-admin sees the people holding a role inside their orgs
+// (and only those roles), and grants or removes roles inside their orgs; anything outside is a 404,
+// as if it did not exist. They may grant a role to any person whose id they are given. Disabling or deleting a person, or removing one of their
 // memberships, ends what they lose at once: every gateway drops their keys (the key cache checks
 // the person again on its next lookup) and a disabled or deleted person's sessions end.
 import { randomUUID } from "node:crypto";
@@ -11,6 +13,7 @@ import { endPersonAccess } from "../people/end-access.ts";
 import { audit } from "./audit.ts";
 import { AdminError, check } from "./errors.ts";
 import { grantView, membershipBody, scopeIdOf, scopeNames } from "./people-scopes.ts";
+import { membershipsWithin, reachesScope, tenancyReach } from "./scope.ts";
 
 export const personBody = z
   .object({
@@ -43,14 +46,24 @@ const isUniqueViolation = (err: unknown) => err instanceof Prisma.PrismaClientKn
 export function peopleRoutes(db: PrismaClient, redis: Redis): Router {
   const r = Router();
 
-  r.get("/people", async (_req, res) => {
-    const rows = await db.person.findMany({ orderBy: { createdAt: "asc" }, include: { _count: { select: { memberships: true, apiKeys: true } } } });
+  r.get("/people", async (req, res) => {
+    const reach = await tenancyReach(db, req);
+    const rows = await db.person.findMany({
+      where: reach.all ? {} : { memberships: { some: membershipsWithin(reach) } },
+      orderBy: { createdAt: "asc" },
+      include: { _count: { select: { memberships: { where: membershipsWithin(reach) }, apiKeys: true } } },
+    });
     res.json({ data: rows.map((p) => ({ ...personView(p), memberships: p._count.memberships, keys: p._count.apiKeys })) });
   });
 
   r.get("/people/:id", async (req, res) => {
     const p = await personById(db, req.params);
-    const [memberships, identities] = await Promise.all([db.membership.findMany({ where: { personId: p.id }, orderBy: { createdAt: "asc" } }), db.personIdentity.findMany({ where: { personId: p.id } })]);
+    const reach = await tenancyReach(db, req);
+    const [memberships, identities] = await Promise.all([
+      db.membership.findMany({ where: { personId: p.id, ...membershipsWithin(reach) }, orderBy: { createdAt: "asc" } }),
+      db.personIdentity.findMany({ where: { personId: p.id } }),
+    ]);
+    if (!reach.all && memberships.length === 0) throw new AdminError(404, `no person '${p.id}' in the orgs you administer`, "id");
     const names = await scopeNames(db, memberships);
     res.json({ ...personView(p), memberships: memberships.map((m) => grantView(m, names)), identities: identities.map((i) => ({ provider: i.provider, subject: i.subject })) });
   });
@@ -90,7 +103,14 @@ export function peopleRoutes(db: PrismaClient, redis: Redis): Router {
   r.post("/people/:id/memberships", async (req, res) => {
     const p = await personById(db, req.params);
     const body = check(membershipBody, req.body);
-    const scopeId = await scopeIdOf(db, body.scope, body.name);
+    const reach = await tenancyReach(db, req);
+    if (body.scope === "platform" && !reach.all) throw new AdminError(403, "a platform-wide role is granted by a platform-admin", "scope");
+    // Another org's and a missing one read the same to an org-admin.
+    const outside = () => new AdminError(404, `no ${body.scope} '${body.name ?? ""}' in the orgs you administer`, "name");
+    const scopeId = await scopeIdOf(db, body.scope, body.name).catch((err: unknown) => {
+      throw !reach.all && err instanceof AdminError && err.status === 404 ? outside() : err;
+    });
+    if (!reachesScope(reach, body.scope, scopeId)) throw outside();
     const exists = await db.membership.findFirst({ where: { personId: p.id, scope: body.scope, scopeId, role: body.role, source: "manual" } });
     if (exists) throw new AdminError(409, `${p.name} already holds ${body.role} at ${body.scope}${body.name ? ` '${body.name}'` : ""}`, "role");
     const m = await db.membership.create({ data: { id: randomUUID(), personId: p.id, scope: body.scope, scopeId, role: body.role, source: "manual" } });
@@ -102,7 +122,9 @@ export function peopleRoutes(db: PrismaClient, redis: Redis): Router {
   r.delete("/people/:id/memberships/:membershipId", async (req, res) => {
     const { id, membershipId } = check(membershipPath, req.params);
     const p = await personById(db, { id });
-    const m = await db.membership.findFirst({ where: { id: membershipId, personId: p.id } });
+    const found = await db.membership.findFirst({ where: { id: membershipId, personId: p.id } });
+    // Outside the caller's orgs: as if it were not there.
+    const m = found && reachesScope(await tenancyReach(db, req), found.scope, found.scopeId) ? found : null;
     if (!m) throw new AdminError(404, `no membership '${membershipId}' of person '${p.id}'`, "membershipId");
     await db.membership.delete({ where: { id: m.id } });
     // Their keys are checked again on the next lookup; their sessions stay (roles are read per request).

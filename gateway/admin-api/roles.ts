@@ -87,7 +87,13 @@ const rows: [string, Rule][] = [
   [`GET ${V1}/me/keys`, SIGNED_IN],
   [`POST ${V1}/me/keys`, SIGNED_IN],
   [`DELETE ${V1}/me/keys/:id`, SIGNED_IN],
-  // Audit, prices, guardrails, people, memberships and group mappings: platform-admin only (left out).
+  // People: org-admin sees those holding a role in their orgs and grants or removes roles there
+  // (gateway/admin-api/people.ts); making, disabling and deleting people is platform-admin's.
+  [`GET ${V1}/people`, ORG],
+  [`GET ${V1}/people/:id`, ORG],
+  [`POST ${V1}/people/:id/memberships`, ORG],
+  [`DELETE ${V1}/people/:id/memberships/:membershipId`, ORG],
+  // Audit, prices, guardrails, the rest of people, and group mappings: platform-admin only (left out).
 ];
 
 export const ROUTE_ROLES: ReadonlyMap<string, Rule> = new Map(rows);

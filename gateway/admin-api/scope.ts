@@ -43,6 +43,19 @@ export const usageReach = (db: PrismaClient, req: Request): Promise<Reach> => re
 /** A Prisma `where` on an id column: everything, or the ids reached. */
 export const within = (all: boolean, ids: Set<string>) => (all ? {} : { in: [...ids] });
 
+/** Whether a membership's scope is inside the reach (a platform-wide one is only inside everything). */
+export function reachesScope(reach: Reach, scope: string, scopeId: string | null): boolean {
+  if (reach.all) return true;
+  if (!scopeId) return false;
+  return scope === "org" ? reach.orgIds.has(scopeId) : scope === "team" ? reach.teamIds.has(scopeId) : scope === "project" ? reach.projectIds.has(scopeId) : false;
+}
+
+/** A Prisma `where` on memberships: those inside the reach. */
+export const membershipsWithin = (reach: Reach) =>
+  reach.all
+    ? {}
+    : { OR: [{ scope: "org", scopeId: { in: [...reach.orgIds] } }, { scope: "team", scopeId: { in: [...reach.teamIds] } }, { scope: "project", scopeId: { in: [...reach.projectIds] } }] };
+
 /** Refuses an object outside the caller's orgs, without saying whether it exists. */
 export function mustReach(reach: Reach, kind: "org" | "team" | "project", id: string | null | undefined, name: string, field: string): void {
   if (reach.all) return;

@@ -16,6 +16,7 @@ import { KIND_KEY, MODEL_KEY } from "../../workflows/search-attributes.ts";
 import { trainingCancelSignal, trainingProgressQuery, trainingWorkflowId, type TrainingInput } from "../../workflows/training-types.ts";
 import { newFileId } from "../jobs/file-store.ts";
 import { audit } from "./audit.ts";
+import { actorContext } from "./principal.ts";
 import { AdminError, check } from "./errors.ts";
 import { checkTrainingData } from "./training-data.ts";
 
@@ -73,7 +74,7 @@ export function trainingRoutes(db: PrismaClient, temporal: Client, taskQueue: st
     await db.file.create({
       data: { id: dataFileId, purpose: "fine-tune", filename: `${id}.ndjson`, bytes: BigInt(Buffer.byteLength(body.data)), sha256: createHash("sha256").update(body.data).digest("hex"), path: rel },
     });
-    const input: TrainingInput = { id, base: body.base, dataFileId, gpuMemoryMiB: body.gpuMemoryMiB, params: body.params, gguf: body.gguf, maxAttempts: 3 };
+    const input: TrainingInput = { id, base: body.base, dataFileId, gpuMemoryMiB: body.gpuMemoryMiB, params: body.params, gguf: body.gguf, maxAttempts: 3, personId: actorContext.getStore()?.personId ?? null };
     await db.job.create({ data: { id, kind: "training", model: body.base, state: "queued", input: { base: body.base, gpuMemoryMiB: body.gpuMemoryMiB, params: body.params, gguf: body.gguf, dataFileId, lines: data.lines } } });
     const workflowId = trainingWorkflowId(id);
     await temporal.workflow.start("training", {

@@ -17,6 +17,7 @@ import { Lease, LEASE_MS, leaseSize, limitsSignature } from "./limit-lease.ts";
 import { ADMIT_LUA, SETTLE_LUA } from "./limit-script.ts";
 import { refusedError } from "./limit-refusal.ts";
 import { LocalLimits, type Refusal } from "./local-limits.ts";
+import { limitPrefix, spendMonth } from "../../common/job-spend.ts";
 
 const WINDOW_MS = 60_000;
 /** A concurrency slot lapses after this even if never released (its gateway died). */
@@ -68,8 +69,8 @@ type LimiterPipeline = ChainableCommander & {
   llmgwSettle(n: number, ...args: (string | number)[]): LimiterPipeline;
 };
 
-const prefixOf = (s: { scope: string; scopeId: string }) => `llmgw:lim:${s.scope}:${s.scopeId}`;
-const monthOf = (now: number) => new Date(now).toISOString().slice(0, 7);
+const prefixOf = (s: { scope: string; scopeId: string }) => limitPrefix(s.scope, s.scopeId);
+const monthOf = spendMonth;
 const bucketOf = (now: number) => Math.floor(now / WINDOW_MS);
 const NONE: LimitDecision["release"] = () => undefined;
 

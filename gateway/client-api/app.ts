@@ -16,6 +16,7 @@ import { jsonBody } from "./json-body.ts";
 import { batchRoutes } from "./batches.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
+import { jobAdmission } from "./job-admission.ts";
 import { modelRoutes } from "./models.ts";
 import { methodGuard } from "../http/method-guard.ts";
 import { clientOperations, serveClientOpenApi } from "./openapi.ts";
@@ -65,7 +66,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.use("/v1", responsesRoutes(deps));
   app.use("/v1", moderationRoutes(deps), audioRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
-  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs), batchRoutes(deps.jobs));
+  if (deps.jobs) app.use("/v1", jobAdmission(deps.limits), filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs), batchRoutes(deps.jobs));
 
   if (deps.auth) app.use("/auth", deps.auth);
 

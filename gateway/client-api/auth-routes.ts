@@ -1,7 +1,7 @@
 // Sign-in on the client port, /auth/*: the providers, the OpenID code flow with PKCE (its state,
 // nonce and verifier kept in Redis under the state's hash for ten minutes and taken once, so a
 // callback replayed or forged finds nothing), LDAP's bind, sign-out, and the device flow for
-// `llmgw ctl login` (./auth-device.ts). A successful sign-in sets the session's cookies.
+// `llmgw ctl login` (./auth-device.ts) and its loopback browser callback (./auth-loopback.ts). A successful sign-in sets the session's cookies.
 import { createHash } from "node:crypto";
 import express, { Router, type Request } from "express";
 import { z } from "zod";
@@ -12,6 +12,7 @@ import type { PendingSignIn } from "../people/oidc.ts";
 import type { SignedIn } from "../people/sign-in.ts";
 import { csrfMatches } from "../people/sessions.ts";
 import { deviceRoutes } from "./auth-device.ts";
+import { loopbackOf, loopbackRedirect, loopbackRoutes, type Loopback } from "./auth-loopback.ts";
 import { clearSessionCookies, cookieOf, equalSecret, oidcProviderOf, refusedAnswer, safeReturn, sameOrigin, secureCookies, sessionTokenOf, setSessionCookies, signIn, SIGN_IN_COOKIE, type AuthDeps } from "./auth-http.ts";
 
 /** How long a started OpenID sign-in waits for its callback. */
@@ -21,6 +22,8 @@ const pendingKey = (state: string) => `llmgw:signin:${createHash("sha256").updat
 interface Pending extends PendingSignIn {
   provider: string;
   return: string;
+  /** Started by `ctl login --browser`: finished at ctl's loopback, not with cookies. */
+  cli?: Loopback;
 }
 
 /** A single query value, or a 400 naming it. */
@@ -46,10 +49,11 @@ export function authRoutes(deps: AuthDeps): Router & { close(): void } {
   r.get("/oidc/:name/start", async (req, res) => {
     const name = req.params.name!;
     const back = safeReturn(req.query.return);
+    const cli = loopbackOf(req.query);
     const provider = await oidcProviderOf(deps, name);
     const publicUrl = deps.publicUrl();
     const { url, pending } = await provider.start(new URL(`/auth/oidc/${name}/callback`, publicUrl).href);
-    await deps.redis.set(pendingKey(pending.state), JSON.stringify({ ...pending, provider: name, return: back } satisfies Pending), "EX", PENDING_S);
+    await deps.redis.set(pendingKey(pending.state), JSON.stringify({ ...pending, provider: name, return: back, ...(cli ? { cli } : {}) } satisfies Pending), "EX", PENDING_S);
     res.cookie(SIGN_IN_COOKIE, pending.state, { httpOnly: true, sameSite: "lax", secure: secureCookies(publicUrl), path: "/auth/oidc", maxAge: PENDING_S * 1000 });
     res.redirect(302, url);
   });
@@ -83,6 +87,7 @@ export function authRoutes(deps: AuthDeps): Router & { close(): void } {
     }
     const done = await signIn(deps, who, `oidc:${name}`);
     res.clearCookie(SIGN_IN_COOKIE, { httpOnly: true, sameSite: "lax", secure: secureCookies(publicUrl), path: "/auth/oidc" });
+    if (pending.cli) return void res.redirect(303, await loopbackRedirect(deps.redis, pending.cli, { token: done.token, personId: done.personId, expiresAt: done.session.expiresAt }));
     setSessionCookies(res, publicUrl, done.token, done.session);
     res.redirect(303, pending.return);
   });
@@ -133,6 +138,7 @@ export function authRoutes(deps: AuthDeps): Router & { close(): void } {
     res.status(204).end();
   });
 
+  r.use("/cli", loopbackRoutes(deps.redis));
   const device = deviceRoutes(deps);
   r.use("/device", device);
   // Every other /auth path is this API's JSON 404.

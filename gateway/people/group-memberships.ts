@@ -41,6 +41,14 @@ export async function syncGroupMemberships(db: PrismaClient, personId: string, s
     const added = want.filter((m) => !haveKeys.has(key(m)));
     if (gone.length) await tx.membership.deleteMany({ where: { id: { in: gone.map((m) => m.id) } } });
     for (const m of added) await tx.membership.create({ data: { id: randomUUID(), personId, source, ...m } });
-    return gone.length > 0 || added.length > 0;
+    const changed = gone.length > 0 || added.length > 0;
+    // The provider's word, applied at the person's own sign-in: the audit row names them.
+    if (changed) {
+      const shown = (m: MembershipGrant) => ({ scope: m.scope, scopeId: m.scopeId, role: m.role });
+      await tx.auditEvent.create({
+        data: { id: randomUUID(), actor: `person:${personId}`, personId, action: "membership.sync", target: `person/${personId}`, before: { source, removed: gone.map(shown) }, after: { source, added: added.map(shown) } },
+      });
+    }
+    return changed;
   });
 }

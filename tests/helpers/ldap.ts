@@ -23,6 +23,8 @@ export interface Slapd {
   url: string;
   /** The service account's password (it may search, never write). */
   servicePassword: string;
+  /** Changes the directory with ldapmodify as its root (LDIF with changetype), as an admin would between sign-ins. */
+  modify(changes: string): void;
   stop(): Promise<void>;
 }
 
@@ -59,6 +61,9 @@ export async function startSlapd(people: readonly LdapPerson[], groups: Record<s
   const db = path.join(dir, "db");
   fs.mkdirSync(db);
   const servicePassword = `svc-${Math.random().toString(36).slice(2)}`;
+  const rootPassword = `root-${Math.random().toString(36).slice(2)}`;
+  const rootPasswordFile = path.join(dir, "root.pw");
+  fs.writeFileSync(rootPasswordFile, rootPassword, { mode: 0o600 });
   const conf = path.join(dir, "slapd.conf");
   fs.writeFileSync(
     conf,
@@ -72,6 +77,7 @@ export async function startSlapd(people: readonly LdapPerson[], groups: Record<s
       "database mdb",
       `suffix "${LDAP_BASE}"`,
       `rootdn "cn=admin,${LDAP_BASE}"`,
+      `rootpw ${hash(rootPassword)}`,
       `directory ${db}`,
       "maxsize 10485760",
       // Anyone may bind (that is how a password is checked); only the service account reads.
@@ -105,6 +111,10 @@ export async function startSlapd(people: readonly LdapPerson[], groups: Record<s
   return {
     url,
     servicePassword,
+    modify(changes: string) {
+      // The password from a file (-y), never the command line.
+      execFileSync("ldapmodify", ["-x", "-H", url, "-D", `cn=admin,${LDAP_BASE}`, "-y", rootPasswordFile], { input: changes, stdio: ["pipe", "ignore", "pipe"] });
+    },
     async stop() {
       proc.kill("SIGTERM");
       await exited;

@@ -10,6 +10,9 @@
 // LLMGW_TEST_OP (JSON) so no password is on a command line.
 import { spawn } from "node:child_process";
 import { once } from "node:events";
+import fs from "node:fs";
+import os from "node:os";
+import path from "node:path";
 import { fileURLToPath } from "node:url";
 import { freePort } from "./platform.ts";
 
@@ -45,12 +48,15 @@ export interface OpClient {
 
 export interface OidcOp {
   issuer: string;
+  /** Replaces the provider's people (a group left, a password changed): read again at every sign-in and token. */
+  setPeople(people: OpPerson[]): void;
   stop(): Promise<void>;
 }
 
 interface Setup {
   port: number;
-  people: OpPerson[];
+  /** A JSON file of the people (mode 0600), read at each use, so a test can change them while it runs. */
+  peopleFile: string;
   clients: OpClient[];
   /** Lifetime of ID and access tokens, seconds. */
   tokenTtl: number;
@@ -58,16 +64,26 @@ interface Setup {
 
 export async function startOidcOp(people: OpPerson[], clients: OpClient[], tokenTtl = 300): Promise<OidcOp> {
   const port = await freePort();
-  const setup: Setup = { port, people, clients, tokenTtl };
+  const peopleFile = path.join(fs.mkdtempSync(path.join(os.tmpdir(), "llmgw-op-")), "people.json");
+  const setPeople = (list: OpPerson[]) => {
+    // Written whole, then renamed over: the provider never reads half a file.
+    fs.writeFileSync(`${peopleFile}.part`, JSON.stringify(list), { mode: 0o600 });
+    fs.renameSync(`${peopleFile}.part`, peopleFile);
+  };
+  setPeople(people);
+  const setup: Setup = { port, peopleFile, clients, tokenTtl };
   const proc = spawn(process.execPath, ["--import", "tsx", fileURLToPath(import.meta.url)], { env: { ...process.env, LLMGW_TEST_OP: JSON.stringify(setup) }, stdio: ["ignore", "pipe", "inherit"] });
   const [line] = (await Promise.race([once(proc.stdout!, "data"), once(proc, "exit").then(() => ["exited"])])) as [Buffer | string];
   if (!String(line).startsWith("listening")) throw new Error(`the test OpenID provider did not start: ${String(line)}`);
   return {
     issuer: `http://127.0.0.1:${port}`,
+    setPeople,
     stop: async () => {
-      if (proc.exitCode !== null) return;
-      proc.kill("SIGTERM");
-      await once(proc, "exit");
+      if (proc.exitCode === null) {
+        proc.kill("SIGTERM");
+        await once(proc, "exit");
+      }
+      fs.rmSync(path.dirname(peopleFile), { recursive: true, force: true });
     },
   };
 }
@@ -75,7 +91,7 @@ export async function startOidcOp(people: OpPerson[], clients: OpClient[], token
 async function serve(setup: Setup): Promise<void> {
   const { default: Provider } = await import("oidc-provider");
   const issuer = `http://127.0.0.1:${setup.port}`;
-  const byId = new Map(setup.people.map((p) => [p.sub, p]));
+  const people = (): OpPerson[] => JSON.parse(fs.readFileSync(setup.peopleFile, "utf8")) as OpPerson[];
   // A signing key of the test's own, so forged tokens (forgeIdToken) carry the provider's signature.
   const jose = await import("jose");
   const { privateKey } = await jose.generateKeyPair("RS256", { extractable: true });
@@ -110,7 +126,7 @@ async function serve(setup: Setup): Promise<void> {
     scopes: ["openid", "email", "profile", "groups", "offline_access"],
     ttl: { IdToken: setup.tokenTtl, AccessToken: setup.tokenTtl },
     findAccount: (_ctx, sub) => {
-      const p = byId.get(sub);
+      const p = people().find((x) => x.sub === sub);
       return p ? { accountId: sub, claims: () => ({ sub, email: p.email, email_verified: true, name: p.name, groups: p.groups }) } : undefined;
     },
     // Every scope and claim asked for is granted: consent is not what these tests are about.
@@ -148,7 +164,7 @@ async function serve(setup: Setup): Promise<void> {
       let body = "";
       for await (const c of req) body += String(c);
       const form = new URLSearchParams(body);
-      const who = setup.people.find((p) => p.username === form.get("username") && p.password === form.get("password"));
+      const who = people().find((p) => p.username === form.get("username") && p.password === form.get("password"));
       if (!who) {
         res.writeHead(401, { "content-type": "text/html" });
         res.end("wrong name or password");

@@ -201,7 +201,7 @@ describe("people, memberships, group mappings and people's own keys", () => {
     const viewer = await s.person("ctl-viewer", [{ scope: "platform", role: "viewer" }]);
     const refused = await ctl(["people", "list"], { LLMGW_ADMIN_TOKEN: viewer.token, LLMGW_ADMIN_URL: s.base });
     assert.equal(refused.code, 1);
-    assert.match(refused.stderr, /GET \/api\/v1\/people needs platform-admin; your roles \(viewer\) may not/);
+    assert.match(refused.stderr, /GET \/api\/v1\/people needs platform-admin or org-admin; your roles \(viewer\) may not/);
     assert.equal((await run(["people", "delete", String(p.id)])).deleted, true);
   });
 });

@@ -26,7 +26,7 @@ function expected(who: Who, op: Operation): boolean {
     case "operator":
       return doc || (["models", "catalog", "operations", "nodes", "slurm", "training", "notifications", "router"].includes(op.tag) && !op.path.endsWith("/prices"));
     case "org-admin":
-      return doc || readModels || (op.tag === "tenancy" && !(op.method === "post" && op.path === `${V1}/orgs`)) || op.tag === "limits" || op.tag === "usage";
+      return doc || readModels || (op.tag === "tenancy" && !(op.method === "post" && op.path === `${V1}/orgs`)) || op.tag === "limits" || op.tag === "usage" || orgPeople(op);
     case "member":
       return doc || readModels;
     case "viewer":
@@ -35,6 +35,12 @@ function expected(who: Who, op: Operation): boolean {
       return false;
   }
 }
+
+/** The people routes an org-admin may call, inside their orgs: who holds a role there, and granting or removing one. */
+const orgPeople = (op: Operation) =>
+  (op.method === "get" && (op.path === `${V1}/people` || op.path === `${V1}/people/:id`)) ||
+  (op.method === "post" && op.path === `${V1}/people/:id/memberships`) ||
+  (op.method === "delete" && op.path === `${V1}/people/:id/memberships/:membershipId`);
 
 const fill = (path: string) => path.replace(/\*[A-Za-z]+/g, "walk/w/serve/1").replace(/:[A-Za-z]+/g, "walk");
 

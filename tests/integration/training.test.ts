@@ -64,6 +64,13 @@ describe("training", () => {
 
     const raw = await fetch(`${p.adminUrl}/api/v1/training/${id}/artifact`, { headers: { authorization: `Bearer ${p.adminToken}` } });
     assert.ok(Buffer.from(await raw.arrayBuffer()).equals(original), "the raw route serves the same bytes");
+
+    // Its GPU time: one GPU × the trainer's run on the node, from its start to its exit there.
+    const { startedAt } = JSON.parse(fs.readFileSync(path.join(runDir(id), "record.json"), "utf8")) as { startedAt: number };
+    const { endedAt } = JSON.parse(fs.readFileSync(path.join(runDir(id), "exit.json"), "utf8")) as { endedAt: number };
+    const usage = await ctlJson<{ model: string; endpoint?: string; gpuSeconds: number }[]>(["usage", "--by", "model", "--gpu-seconds"]);
+    const charged = usage.find((u) => u.model === "tiny-base")?.gpuSeconds ?? 0;
+    assert.ok(charged >= (endedAt - startedAt) / 1000 - 1e-6 && endedAt > startedAt, `the run's ${(endedAt - startedAt) / 1000} GPU-seconds are in the report (${charged})`);
   });
 
   it("cancel mid-run stops the trainer's whole process group", async () => {

@@ -32,20 +32,23 @@ const succeeded = (runId: string): TrainerStatus__Output => ({
   artifactName: "adapter.safetensors",
   artifactBytes: 1234,
   artifactSha256: "ab".repeat(32),
+  runSeconds: 12.5,
 });
 
 /** Stand-ins; `follow` is the trainer's run as the agent reports it. */
 function standIns(follow: (i: { nodeId: string; runId: string; attempt: number }) => Promise<TrainerStatus__Output>) {
   const states: JobState[] = [];
+  const charged: number[] = [];
   const r = recorded({
     pickTrainingNode: async (i: { avoid: string[] }) => ({ nodeId: i.avoid.includes("n1") ? "n2" : "n1", gpu: 0 }),
     startTrainer: async () => undefined,
     setJobState: async (i: { state: JobState }) => void states.push(i.state),
     followTrainer: follow,
-    cancelTrainer: async () => ({ step: 7, steps: 20, loss: 1.5, peakMemoryMiB: 6000 }),
+    cancelTrainer: async () => ({ step: 7, steps: 20, loss: 1.5, peakMemoryMiB: 6000, runSeconds: 3 }),
+    recordTrainingUsage: async (i: { attempt: number; gpus: number; runSeconds: number }) => void charged.push(i.gpus * i.runSeconds),
     receiveArtifact: async (i: { jobId: string }) => ({ fileId: `file-${i.jobId}` }),
   });
-  return { states, ...r };
+  return { states, charged, ...r };
 }
 
 describe("training", () => {
@@ -80,7 +83,8 @@ describe("training", () => {
       assert.equal(p.step, 7, "the trainer's last step, as cancelTrainer reported it");
       await waitFor("following the trainer to be cancelled", async () => followCancelled, 30_000, 50);
     });
-    assert.deepEqual(s.names(), ["pickTrainingNode", "startTrainer", "setJobState", "followTrainer", "cancelTrainer", "setJobState"]);
+    assert.deepEqual(s.names(), ["pickTrainingNode", "startTrainer", "setJobState", "followTrainer", "cancelTrainer", "recordTrainingUsage", "setJobState"]);
+    assert.deepEqual(s.charged, [3], "a cancelled run is charged its GPU × the trainer's run time on the node");
     assert.deepEqual(s.states, ["running", "cancelled"]);
     const cancel = s.calls.find((c) => c.name === "cancelTrainer")!.input;
     assert.deepEqual(cancel, { nodeId: "n1", runId: "t1-1" });
@@ -99,5 +103,6 @@ describe("training", () => {
     assert.deepEqual(starts.map((x) => [x.nodeId, x.runId]), [["n1", "t2-1"], ["n2", "t2-2"]]);
     assert.deepEqual(s.states, ["running", "running", "completed"]);
     assert.equal(s.names().at(-2), "receiveArtifact");
+    assert.deepEqual(s.charged, [12.5], "the finished attempt is charged; the lost node's attempt has no run time to charge");
   });
 });
