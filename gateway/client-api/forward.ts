@@ -1,6 +1,5 @@
 // What every inference route does once its body is checked, whatever API it speaks: may this key
 // use the model, is it served, proxy to a replica, record one usage event and the metrics.
-import { randomUUID } from "node:crypto";
 import type { ServerResponse } from "node:http";
 import { log } from "../../common/logging.ts";
 import { modelAllowed } from "../auth/key-cache.ts";
@@ -18,7 +17,7 @@ import { askedRewrite } from "../guard/output-asks.ts";
 import type { MergedPolicy } from "../guard/merge.ts";
 import type { GuardService } from "../guard/service.ts";
 import type { KeyInfo } from "../auth/key-cache.ts";
-import type { UsageEvent } from "../../common/usage-event.ts";
+import { usageRow } from "../usage/usage-row.ts";
 import type { Spent } from "../auth/limiter.ts";
 import { AnswerCapture, replay } from "../cache/answer.ts";
 import type { CacheLookup } from "../cache/answer-cache.ts";
@@ -87,28 +86,18 @@ async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerRespo
   const held = holdEnd(res);
   /** Records the request's usage event (with a batch line's kept answer), waiting until it is journaled. */
   const bill = async (out: Pick<ProxyOutcome, "endpoint" | "usage" | "ttftMs" | "gpuSeconds">, status: number, answer: string | null = null): Promise<void> => {
-    const recorded = deps.usage.record({
-      id: randomUUID(),
-      at: new Date().toISOString(),
-      keyId: key.id,
-      projectId: key.projectId,
-      personId: key.personId ?? null,
-      model,
+    const recorded = deps.usage.record(usageRow(key, model, route, p.started, {
       version: out.endpoint?.version ?? null,
       replicaId: out.endpoint?.id ?? null,
-      endpoint: route,
-      // A rerank's usage has total_tokens alone (vLLM's): all of them read.
-      promptTokens: out.usage?.prompt_tokens ?? out.usage?.total_tokens ?? 0,
+      promptTokens: out.usage?.prompt_tokens ?? 0,
       cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
       completionTokens: out.usage?.completion_tokens ?? 0,
-      costMicros: 0,
-      latencyMs: performance.now() - p.started,
       ttftMs: out.ttftMs,
       status,
       gpuSeconds: out.gpuSeconds ?? 0,
       batchId: key.batchId ?? null,
       ...(cached ? { cache: cached.outcome } : {}),
-    }, answer !== null ? line!.keep(status, answer) : undefined);
+    }), answer !== null ? line!.keep(status, answer) : undefined);
     spent = recorded.event;
     await recorded.journaled;
   };
@@ -127,7 +116,7 @@ async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerRespo
       if (cached?.answer) {
         replay(res, cached.answer, cached.outcome as "hit" | "similar", req.requestId!);
         status = 200;
-        const recorded = deps.usage.record(cacheEvent(key, model, route, p.started, cached.outcome));
+        const recorded = deps.usage.record(usageRow(key, model, route, p.started, { status: 200, cache: cached.outcome }));
         spent = recorded.event;
         await recorded.journaled;
         return;
@@ -174,10 +163,6 @@ async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerRespo
   }
 }
 
-/** A cached answer's usage row: no engine, no tokens, no cost. */
-function cacheEvent(key: KeyInfo, model: string, route: string, started: number, outcome: "hit" | "similar" | "miss"): UsageEvent {
-  return { id: randomUUID(), at: new Date().toISOString(), keyId: key.id, projectId: key.projectId, personId: key.personId ?? null, model, version: null, replicaId: null, endpoint: route, promptTokens: 0, cachedTokens: 0, completionTokens: 0, costMicros: 0, latencyMs: performance.now() - started, ttftMs: null, status: 200, gpuSeconds: 0, cache: outcome };
-}
 
 /**
  * The input rules applied (a block is recorded and thrown; a redacted body is sent re-serialised),

@@ -11,6 +11,7 @@ import { ApiError } from "../errors.ts";
 import { JudgeFailed } from "../guard/judge.ts";
 import { approxTokens } from "../router/request-limits.ts";
 import type { Spent } from "../auth/limiter.ts";
+import { usageRow } from "../usage/usage-row.ts";
 import type { ClientApiDeps } from "./context.ts";
 import { parseBody, wrap } from "./express-util.ts";
 import { OPENAI_CATEGORIES, openAICategories } from "./moderation-categories.ts";
@@ -68,25 +69,11 @@ export function moderationRoutes(deps: ClientApiDeps): express.Router {
         status = err instanceof ApiError ? err.status : 500;
         throw err;
       } finally {
-        spent = deps.usage.record({
-          id: randomUUID(),
-          at: new Date().toISOString(),
-          keyId: key.id,
-          projectId: key.projectId,
-          personId: key.personId ?? null,
-          model,
-          version: null,
-          replicaId: null,
-          endpoint: "/v1/moderations",
+        // The judge's tokens are estimated from the texts.
+        spent = deps.usage.record(usageRow(key, model, "/v1/moderations", started, {
           promptTokens: status === 200 ? inputs.reduce((n, t) => n + approxTokens(t), 0) : 0,
-          cachedTokens: 0,
-          completionTokens: 0,
-          costMicros: 0,
-          latencyMs: performance.now() - started,
-          ttftMs: null,
           status,
-          gpuSeconds: 0,
-        }).event;
+        })).event;
         limited.release(spent);
       }
     }),

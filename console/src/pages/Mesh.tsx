@@ -7,6 +7,7 @@ import { clientCall, useClientKey } from "../parts/ClientKey.tsx";
 import { ErrorBox } from "../parts/common.tsx";
 import { useLoad } from "../parts/load.ts";
 import { comfyModels } from "../parts/pictureModels.ts";
+import { ModelSelect } from "../parts/ModelSelect.tsx";
 
 interface Job {
   id: string;
@@ -77,16 +78,7 @@ export function Mesh() {
       {form}
       {models && usable.length === 0 ? <p>{t.pictures.noModels}</p> : null}
       <form className="chat" onSubmit={(e) => void make(e)} aria-label={t.mesh.title}>
-        <label>
-          {t.playground.model}{" "}
-          <select name="model" disabled={!usable.length}>
-            {usable.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ModelSelect label={t.playground.model} models={usable} />
         <label>
           {t.mesh.picture} <input type="file" name="picture" accept="image/png,image/jpeg,image/gif,image/webp" required />
         </label>

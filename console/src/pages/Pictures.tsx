@@ -6,6 +6,7 @@ import { clientCall, useClientKey } from "../parts/ClientKey.tsx";
 import { ErrorBox } from "../parts/common.tsx";
 import { useLoad } from "../parts/load.ts";
 import { comfyModels } from "../parts/pictureModels.ts";
+import { ModelSelect } from "../parts/ModelSelect.tsx";
 
 const SIZES = ["512x512", "768x768", "1024x1024"];
 
@@ -41,16 +42,7 @@ export function Pictures() {
       {form}
       {models && usable.length === 0 ? <p>{t.pictures.noModels}</p> : null}
       <form className="chat" onSubmit={(e) => void make(e)} aria-label={t.pictures.title}>
-        <label>
-          {t.playground.model}{" "}
-          <select name="model" disabled={!usable.length}>
-            {usable.map((m) => (
-              <option key={m} value={m}>
-                {m}
-              </option>
-            ))}
-          </select>
-        </label>
+        <ModelSelect label={t.playground.model} models={usable} />
         <label>
           {t.pictures.size}{" "}
           <select name="size" defaultValue="512x512">
