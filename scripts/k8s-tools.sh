@@ -13,9 +13,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 ROOT="$PWD"
 
-HELM_VERSION=v3.22.0
-# The Kubernetes minor of the client-go helm v3.22.0 is built with (v0.37.0).
-HELM_K8S_MINOR=37
+HELM_VERSION=v3.21.4
+# The Kubernetes minor of the client-go helm v3.21.4 is built with (v0.36.2). v3.22.0 is served by
+# the module proxy here but marked not approved for use, so the release before it is pinned.
+HELM_K8S_MINOR=36
 KUBECONFORM_VERSION=v0.8.0
 KUBERNETES_VALIDATE_VERSION=1.37.0
 KUBERNETES_VALIDATE_SHA256=85136d018a27b50ec7fc049d902bfa5193f5976807e6c0f408e3ab6fe078cad9

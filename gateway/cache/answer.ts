@@ -22,6 +22,8 @@ export class AnswerCapture {
   private chunks: string[] = [];
   private bytes = 0;
   private contentType = "";
+  // Asked to end, not res.writableEnded: the end itself waits for the usage journal (usage/hold-end.ts).
+  private ended = false;
 
   constructor(private readonly res: ServerResponse) {
     const r = res as unknown as { writeHead: WriteHead; write: Write; end: End };
@@ -35,6 +37,7 @@ export class AnswerCapture {
       return write.call(res, chunk, ...rest);
     };
     r.end = (...args) => {
+      this.ended = true;
       if (args.length > 0 && typeof args[0] !== "function") this.keep(args[0]);
       return end.apply(res, args);
     };
@@ -50,7 +53,7 @@ export class AnswerCapture {
 
   /** The answer to keep: a whole 200 of a size worth keeping, else null. */
   answer(): CachedAnswer | null {
-    if (this.res.statusCode !== 200 || !this.res.writableEnded || this.bytes > MAX_BYTES || this.chunks.length === 0) return null;
+    if (this.res.statusCode !== 200 || !this.ended || this.bytes > MAX_BYTES || this.chunks.length === 0) return null;
     const contentType = this.contentType || String(this.res.getHeader("content-type") ?? "application/json");
     return { contentType, stream: contentType.startsWith("text/event-stream"), chunks: this.chunks };
   }
