@@ -52,7 +52,9 @@ describe("the usage journal", () => {
 
   it("queues a dead gateway's journal from another gateway's recorder, each event once", async () => {
     const conn = redis(redisUrl());
-    const queue = new Queue(USAGE_QUEUE, { connection: redis(redisUrl()) });
+    // BullMQ leaves a connection it was given open at close(): it is closed here, or the file never ends.
+    const queueConn = redis(redisUrl());
+    const queue = new Queue(USAGE_QUEUE, { connection: queueConn });
     const marker = `dead-${randomUUID()}`;
     const dead = new UsageJournal(conn);
     await dead.beat();
@@ -72,6 +74,7 @@ describe("the usage journal", () => {
     } finally {
       await live.close();
       await queue.close();
+      queueConn.disconnect();
       conn.disconnect();
     }
   });
