@@ -1,11 +1,11 @@
 // ctl guard policy add -f policy.yaml | show NAME | list | remove NAME; guard explain --key K
-// --model M; guard events [--since 24h|ISO]; guard judge check --model M --text T [--timeout S]. Talks to the admin API, which checks every field.
+// --model M; guard events [--since 24h|ISO]; guard judge check MODEL (or --model M) --text T [--timeout S]. Talks to the admin API, which checks every field.
 import fs from "node:fs";
 import { parseArgs } from "node:util";
 import { adminClient, CtlError } from "./admin-client.ts";
 import { printJson, printTable } from "./output.ts";
 
-const USAGE = "usage: llmgw ctl guard policy add -f FILE.yaml|json | policy show NAME | policy list | policy remove NAME | explain --key K --model M | events [--since 24h|ISO] [--limit N] | judge check --model M --text T [--timeout S]  [--json]";
+const USAGE = "usage: llmgw ctl guard policy add -f FILE.yaml|json | policy show NAME | policy list | policy remove NAME | explain --key K --model M | events [--since 24h|ISO] [--limit N] | judge check MODEL --text T [--timeout S]  [--json]";
 
 type PolicyRow = { name: string; version: number; scope: string; policy: { input?: unknown[]; output?: unknown[] }; updatedAt: string };
 type EventRow = { at: string; keyId: string | null; projectId: string | null; model: string; policy: string; rule: string; action: string; direction: string };
@@ -74,7 +74,10 @@ export async function guardCommand(argv: string[]): Promise<void> {
     return printTable(["AT", "KEY", "PROJECT", "MODEL", "POLICY", "RULE", "ACTION", "DIRECTION"], data.map((e) => [e.at, e.keyId, e.projectId, e.model, e.policy, e.rule, e.action, e.direction]));
   }
   if (cmd === "judge" && sub === "check") {
-    if (!values.model || !values.text) throw new CtlError("usage: llmgw ctl guard judge check --model M --text T [--timeout SECONDS] [--json]");
+    // The model by name (`judge check MODEL`, as the issue writes it) or by --model; not both, differing.
+    if (name && values.model && name !== values.model) throw new CtlError(`judge check: the model is '${name}' or '${values.model}', not both`);
+    values.model ??= name;
+    if (!values.model || !values.text) throw new CtlError("usage: llmgw ctl guard judge check MODEL --text T [--timeout SECONDS] [--json]");
     const timeout = values.timeout === undefined ? undefined : Number(values.timeout);
     if (timeout !== undefined && !(timeout > 0)) throw new CtlError(`--timeout: '${values.timeout}' is not a number of seconds`);
     const r = await api.post<{ safe: boolean | null; categories: string[]; ms: number; budgetMs: number; fits: boolean; error?: string }>("/guard/judge/check", { model: values.model, text: values.text, timeout });

@@ -125,7 +125,7 @@ describe("guardrail judge models", () => {
     assert.equal(fast.code, 0, fast.stderr);
     const v = JSON.parse(fast.stdout) as { safe: boolean; categories: string[]; fits: boolean; ms: number };
     assert.deepEqual([v.safe, v.categories, v.fits], [false, ["S2"], true]);
-    const late = await p.ctl(["guard", "judge", "check", "--model", slow, "--text", "hello", "--timeout", "0.3"]);
+    const late = await p.ctl(["guard", "judge", "check", slow, "--text", "hello", "--timeout", "0.3"]);
     assert.equal(late.code, 1);
     assert.match(late.stdout, /no verdict .*does NOT fit/);
   });
