@@ -24,7 +24,7 @@ export const oidcProviderSettings = z.object({
 });
 export type OidcProviderSettings = z.output<typeof oidcProviderSettings>;
 
-/** Who signed in, as the provider said it in a checked ID token. */
+/** Who signed in, as the provider said it in a checked ID token (and its UserInfo). */
 export interface OidcIdentity {
   provider: string;
   /** The provider's subject: the stable external id. */
@@ -80,7 +80,7 @@ export class OidcProvider {
   /** Redeems the callback (state, PKCE and nonce checked, the ID token verified); throws on any mismatch. */
   async finish(callbackUrl: URL, pending: PendingSignIn): Promise<OidcIdentity> {
     const tokens = await client.authorizationCodeGrant(this.config, callbackUrl, { pkceCodeVerifier: pending.codeVerifier, expectedState: pending.state, expectedNonce: pending.nonce, idTokenExpected: true });
-    return this.identity(tokens);
+    return await this.identity(tokens);
   }
 
   /** Starts the device flow: the code to show the person and where they enter it. */
@@ -91,12 +91,20 @@ export class OidcProvider {
   /** Waits (polling as the provider says) until the person has approved the device code. */
   async finishDevice(started: client.DeviceAuthorizationResponse, signal?: AbortSignal): Promise<OidcIdentity> {
     const tokens = await client.pollDeviceAuthorizationGrant(this.config, started, undefined, { signal });
-    return this.identity(tokens);
+    return await this.identity(tokens);
   }
 
-  private identity(tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers): OidcIdentity {
-    const claims = tokens.claims();
-    if (!claims) throw new Error("the provider gave no ID token");
+  private async identity(tokens: client.TokenEndpointResponse & client.TokenEndpointResponseHelpers): Promise<OidcIdentity> {
+    const idToken = tokens.claims();
+    if (!idToken) throw new Error("the provider gave no ID token");
+    let claims: { sub: string; [claim: string]: unknown } = idToken;
+    // A provider may keep the scopes' claims out of the ID token when it issues an access token
+    // (OpenID Connect Core 5.4; zitadel does): they are then asked of its UserInfo endpoint, whose
+    // subject must be the ID token's. What the signed ID token says wins.
+    const missing = ["email", "name", this.settings.groupsClaim].some((c) => idToken[c] === undefined);
+    if (missing && tokens.access_token && this.config.serverMetadata().userinfo_endpoint) {
+      claims = { ...(await client.fetchUserInfo(this.config, tokens.access_token, idToken.sub)), ...idToken };
+    }
     const raw = claims[this.settings.groupsClaim];
     const groups = Array.isArray(raw) ? raw.filter((g): g is string => typeof g === "string") : typeof raw === "string" ? [raw] : [];
     return {

@@ -1,10 +1,12 @@
 // A real OpenID provider for the tests: `oidc-provider` (npm; an OpenID Certified™ implementation of
 // the provider side) in a process of its own, standing in for the company's identity provider
-// (Entra ID, Okta, Keycloak). Dex is not served from the Go module proxy here beyond 2018's v2.13,
-// zitadel's example provider hard-codes its users, and Keycloak's distribution is not served from
-// Maven Central here. It serves discovery, JWKS, the authorization code flow with PKCE, the device
-// flow and refresh, with people, passwords and a `groups` claim the test gives, and its own login
-// form at /interaction/<uid> (posted to /interaction/<uid>/login). Consent is granted without a page.
+// (Entra ID, Okta, Keycloak), where a test changes people and groups while it runs: zitadel's
+// example provider (tests/helpers/zitadel-op.ts) reads its people once and has no groups claim,
+// Dex is not served from the Go module proxy here beyond 2018's v2.13, and Keycloak's distribution
+// is not served from Maven Central here. It serves discovery, JWKS, the authorization code flow
+// with PKCE, the device flow and refresh, with people, passwords and a `groups` claim the test
+// gives, and its own login form at /interaction/<uid> (posted to /interaction/<uid>/login).
+// Consent is granted without a page.
 //
 // startOidcOp() starts it and resolves once it answers; the process reads its setup from
 // LLMGW_TEST_OP (JSON) so no password is on a command line.
