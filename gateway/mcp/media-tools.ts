@@ -54,8 +54,14 @@ function progressOf(job: Job, ahead: unknown): { progress: number; total?: numbe
   return { progress: percent, total: 100, message };
 }
 
-/** Waits for the job, telling its progress on each change; cancels it when the caller does. */
-async function awaitJob(deps: MediaDeps, jobId: string, ctx: OwnCallContext): Promise<Job> {
+/**
+ * Waits for the job, telling its progress on each change; cancels it when the caller does. While the
+ * job waits for a replica the model is asked to wake again (the Waker sends at most one signal per
+ * 10 s): one ask at the start is lost when the gateway's catalog has not yet heard the model is on
+ * demand (it re-reads it every few seconds) or the signal fails, and the job would wait for ever.
+ * Each poll also counts as use, so the model does not sleep under a long job.
+ */
+async function awaitJob(deps: MediaDeps, jobId: string, model: string, ctx: OwnCallContext): Promise<Job> {
   let told = "";
   for (;;) {
     if (ctx.signal.aborted) {
@@ -64,6 +70,8 @@ async function awaitJob(deps: MediaDeps, jobId: string, ctx: OwnCallContext): Pr
     }
     const job = await deps.jobs.db.job.findUniqueOrThrow({ where: { id: jobId } });
     if (["completed", "failed", "cancelled"].includes(job.state)) return job;
+    deps.waker?.touch(model);
+    if (job.state === "waiting_gpu" && /^no ready replica/.test(String((job.progress as { held_by?: unknown }).held_by))) deps.waker?.wakeWithoutWaiting(model);
     if (ctx.onprogress) {
       const view = await jobView(deps.jobs, job, "job");
       const p = progressOf(job, view.progress.queue_ahead);
@@ -117,7 +125,7 @@ export function mediaTools(deps: MediaDeps): OwnTool[] {
         if (deps.guard) Object.assign(b, deps.guard.checkTexts(ctx.caller, b.model, { prompt: b.prompt, negative_prompt: b.negative_prompt }));
         wake(deps, b.model);
         const { job } = await startPictures(deps.jobs, owner(ctx.caller), b);
-        return filesResult(deps, await awaitJob(deps, job.id, ctx));
+        return filesResult(deps, await awaitJob(deps, job.id, b.model, ctx));
       },
     }),
     ownTool({
@@ -128,7 +136,7 @@ export function mediaTools(deps: MediaDeps): OwnTool[] {
         wake(deps, a.model);
         const image = a.image === undefined ? undefined : Buffer.from(a.image.replace(/^data:[^;,]+;base64,/, ""), "base64");
         const job = await startMesh(deps.jobs, owner(ctx.caller), { ...a, image, output: "glb" });
-        return filesResult(deps, await awaitJob(deps, job.id, ctx));
+        return filesResult(deps, await awaitJob(deps, job.id, a.model, ctx));
       },
     }),
     ownTool({
@@ -139,7 +147,7 @@ export function mediaTools(deps: MediaDeps): OwnTool[] {
         const wf = await deps.jobs.db.comfyWorkflow.findUnique({ where: { name: a.workflow }, select: { model: true } });
         if (wf) wake(deps, wf.model);
         const job = await startWorkflowRun(deps.jobs, owner(ctx.caller), { model: a.workflow, inputs: a.inputs });
-        return filesResult(deps, await awaitJob(deps, job.id, ctx));
+        return filesResult(deps, await awaitJob(deps, job.id, job.model, ctx));
       },
     }),
     ownTool({
