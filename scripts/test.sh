@@ -38,7 +38,7 @@ if [ "${LLMGW_FROM_SOURCE:-0}" != 1 ]; then
 fi
 
 section "services"
-bash scripts/python-tools.sh install   # .venv: the Temporal CLI and schemathesis (tests/e2e/schemathesis.test.ts)
+bash scripts/python-tools.sh install   # .venv: the Temporal CLI and schemathesis (tests/e2e/schemathesis-client.test.ts, schemathesis-admin.test.ts)
 bash scripts/services.sh start
 # The time-skipping test server of tests/workflow (Java, from Maven Central; scripts/test-server.sh).
 bash scripts/test-server.sh install

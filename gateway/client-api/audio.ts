@@ -13,7 +13,7 @@ import { z } from "zod";
 import { ApiError } from "../errors.ts";
 import type { ClientApiDeps } from "./context.ts";
 import { parseBody, wrap } from "./express-util.ts";
-import { MAX_FIELD_BYTES, MultipartError, receiveMultipart } from "./files-multipart.ts";
+import { MAX_FIELD_BYTES, MultipartError, OTHER_FIELDS_META, receiveMultipart } from "./files-multipart.ts";
 import { forward } from "./forward.ts";
 import { approxTokens } from "../router/request-limits.ts";
 import type { Responder } from "../router/proxy.ts";
@@ -31,7 +31,8 @@ export const transcriptionForm = z
   temperature: z.coerce.number().min(0).max(1).optional(),
   })
   // Other fields (OpenAI's timestamp_granularities[], include[]) are read and not sent on.
-  .catchall(z.string().max(MAX_FIELD_BYTES));
+  .catchall(z.string().max(MAX_FIELD_BYTES))
+  .meta(OTHER_FIELDS_META);
 const fieldsSchema = transcriptionForm.omit({ file: true });
 
 /** A multipart body of these fields and the file, as a client would send it. */

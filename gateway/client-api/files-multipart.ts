@@ -28,6 +28,12 @@ export class MultipartError extends Error {
 export const MAX_FIELD_BYTES = 64 * 1024;
 /** Fields besides the file; OpenAI's upload has one (`purpose`), clients may add a few. */
 export const MAX_FIELDS = 16;
+/**
+ * What the OpenAPI document says of a form's other fields: at most MAX_FIELDS + the file, and names
+ * with no control character but tab, CR and LF, which clients escape (busboy refuses the rest, as
+ * RFC 7578's quoted names do).
+ */
+export const OTHER_FIELDS_META = { maxProperties: MAX_FIELDS + 1, propertyNames: { pattern: "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$" } };
 
 export const isMultipart = (contentType: string | undefined) => /^multipart\/form-data\s*;/i.test(contentType ?? "");
 

@@ -11,7 +11,7 @@ import { contentType, filePath, newFileId, ownedFile, type FilesDeps } from "../
 export { FILE_CONTENT_TYPES } from "../jobs/file-store.ts";
 import type { Authed } from "./context.ts";
 import { wrap } from "./express-util.ts";
-import { MAX_FIELD_BYTES, MAX_FIELDS, MultipartError, isMultipart, receiveMultipart } from "./files-multipart.ts";
+import { MAX_FIELD_BYTES, MultipartError, OTHER_FIELDS_META, isMultipart, receiveMultipart } from "./files-multipart.ts";
 
 export const MAX_FILE_BYTES = 64 * 1024 * 1024;
 export const UPLOAD_PURPOSES = ["vision", "user_data", "batch"] as const;
@@ -21,11 +21,9 @@ export const uploadForm = z
     file: z.file().describe("the file's bytes, at most 64 MB"),
     purpose: z.enum(UPLOAD_PURPOSES, { error: `one of: ${UPLOAD_PURPOSES.join(", ")}` }),
   })
-  // Other fields are read and ignored, within the parser's limits (files-multipart.ts). A field's
-  // name may hold no control character but tab, CR and LF, which clients escape (busboy refuses the
-  // rest, as RFC 7578's quoted names do).
+  // Other fields are read and ignored, within the parser's limits (files-multipart.ts).
   .catchall(z.string().max(MAX_FIELD_BYTES))
-  .meta({ maxProperties: MAX_FIELDS + 1, propertyNames: { pattern: "^[^\\u0000-\\u0008\\u000b\\u000c\\u000e-\\u001f\\u007f]*$" } });
+  .meta(OTHER_FIELDS_META);
 
 export function fileObject(f: File) {
   return { id: f.id, object: "file", bytes: Number(f.bytes), created_at: Math.floor(f.createdAt.getTime() / 1000), filename: f.filename, purpose: f.purpose, status: "processed" };

@@ -1,6 +1,7 @@
 // Runs schemathesis (PyPI; in .venv from scripts/python/requirements.txt) against one OpenAPI
 // document of a running platform, with a config file written for the run: the checks, the phases and
 // their bounds, the credentials, and the real ids each operation needs to be reached with valid data.
+import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import fs from "node:fs";
 import os from "node:os";
@@ -99,4 +100,21 @@ export async function runSchemathesis(run: SchemathesisRun): Promise<{ code: num
   const code = await new Promise<number>((resolve) => child.on("close", (c) => resolve(c ?? 1)));
   fs.rmSync(dir, { recursive: true, force: true });
   return { code, output, config: config.replace(/("(?:bearer|api_key|Authorization)" = )"[^"]*"/g, '$1"…"'), seconds: (performance.now() - started) / 1000 };
+}
+
+/** Bounds measured on 2 cores: about a minute or two per document (docs/client-api.md). */
+const BOUNDS = { maxExamples: 20, workers: 1 };
+
+/** The lines of the report that say what ran: its warnings, the phases, operations, cases and the verdict. */
+const summary = (output: string) => {
+  const at = output.lastIndexOf("=== WARNINGS");
+  return output.slice((at >= 0 ? at : output.lastIndexOf("SUMMARY")) - 40);
+};
+
+/** Runs schemathesis on one document; any failure fails the test, with the report in its message, and the summary is printed either way. */
+export async function checkDocument(name: string, run: Omit<SchemathesisRun, "maxExamples" | "workers">): Promise<void> {
+  const r = await runSchemathesis({ ...run, ...BOUNDS });
+  console.log(`schemathesis, ${name}: ${SCHEMATHESIS_BIN} run ${run.schemaUrl} (checks ${CHECKS.join(", ")}; ${r.seconds.toFixed(0)} s)\n${r.config}\n${summary(r.output)}`);
+  assert.equal(r.code, 0, `schemathesis found failures in the ${name}:\n${r.output.slice(-60_000)}`);
+  assert.match(r.output, /No issues found|passed/, "schemathesis ran its cases");
 }
