@@ -8,6 +8,7 @@
 //
 //   node --import tsx scripts/test-lanes.ts [--lanes N] [node --test flags] FILE...
 import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import fs from "node:fs";
 import path from "node:path";
 import { z } from "zod";
@@ -68,11 +69,32 @@ async function prepareLanes(lanes: number): Promise<void> {
 
 const running = new Set<ChildProcess>();
 
+/**
+ * Kills what a test file left running: a file cut off by its timeout skips its after() hooks, and a
+ * platform left behind keeps consuming the lane's Redis queues (its usage worker took the next
+ * file's usage events). Each file runs with a mark in its environment, which the processes it
+ * starts inherit; those still alive once it has ended are found by it in /proc and killed.
+ */
+function reapLeftovers(mark: string): number {
+  let killed = 0;
+  for (const pid of fs.readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      if (!fs.readFileSync(`/proc/${pid}/environ`, "latin1").split("\0").includes(`TEST_LANE_RUN=${mark}`)) continue;
+      process.kill(Number(pid), "SIGKILL");
+      killed++;
+    } catch {
+      // Gone meanwhile, or not ours to read.
+    }
+  }
+  return killed;
+}
+
 function runFile(file: string, lane: number, flags: string[]): Promise<Result> {
   const t0 = performance.now();
+  const mark = randomUUID();
   const child = spawn(process.execPath, ["--import", "tsx", "--test", "--test-concurrency=1", "--test-timeout=600000", ...flags, file], {
     cwd: root,
-    env: laneEnv(lane, process.env),
+    env: { ...laneEnv(lane, process.env), TEST_LANE_RUN: mark },
     stdio: ["ignore", "pipe", "pipe"],
   });
   running.add(child);
@@ -82,6 +104,8 @@ function runFile(file: string, lane: number, flags: string[]): Promise<Result> {
   return new Promise((resolve) => {
     child.on("close", (code) => {
       running.delete(child);
+      const left = reapLeftovers(mark);
+      if (left) chunks.push(Buffer.from(`# ${left} process(es) the file left running were killed\n`));
       const out = Buffer.concat(chunks).toString("utf8");
       const seconds = (performance.now() - t0) / 1000;
       const count = (what: string) => Number(out.match(new RegExp(`^# ${what} (\\d+)$`, "m"))?.[1] ?? 0);
