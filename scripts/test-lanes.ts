@@ -30,6 +30,8 @@ interface Result {
   code: number | null;
   pass: number;
   fail: number;
+  /** A failed file's failures: each `not ok` line with the first line of its error. */
+  why: string[];
 }
 
 function parseArgs(argv: string[]): { lanes: number; flags: string[]; files: string[] } {
@@ -89,6 +91,22 @@ function reapLeftovers(mark: string): number {
   return killed;
 }
 
+/** Each `not ok` of a file's TAP with the first line of its error, for the digest the run ends with. */
+function failures(out: string): string[] {
+  const lines = out.split("\n");
+  const why: string[] = [];
+  lines.forEach((l, i) => {
+    const m = l.match(/^\s*not ok \d+ - (.*)$/);
+    if (!m) return;
+    const j = lines.findIndex((x, k) => k > i && k < i + 40 && /^\s+error: /.test(x));
+    // A multi-line error (`error: |-`) says it on the next line.
+    const err = j < 0 ? "" : lines[j]!.trim().endsWith("|-") ? (lines[j + 1] ?? "") : lines[j]!;
+    if (/^'\d+ subtests? failed'$/.test(err.trim().replace(/^error: /, ""))) return; // a suite: its failed tests are listed
+    why.push(`  ${m[1]!.slice(0, 120)}: ${err.replace(/^\s*(error: )?/, "").slice(0, 200)}`);
+  });
+  return why.length ? why.slice(0, 12) : ["  (no test failed: the file itself exited non-zero; its output is above)"];
+}
+
 function runFile(file: string, lane: number, flags: string[]): Promise<Result> {
   const t0 = performance.now();
   const mark = randomUUID();
@@ -109,7 +127,7 @@ function runFile(file: string, lane: number, flags: string[]): Promise<Result> {
       const out = Buffer.concat(chunks).toString("utf8");
       const seconds = (performance.now() - t0) / 1000;
       const count = (what: string) => Number(out.match(new RegExp(`^# ${what} (\\d+)$`, "m"))?.[1] ?? 0);
-      const r: Result = { file, lane, seconds, code, pass: count("pass"), fail: count("fail") };
+      const r: Result = { file, lane, seconds, code, pass: count("pass"), fail: count("fail"), why: code === 0 ? [] : failures(out) };
       process.stdout.write(`\n──── ${file} (lane ${lane}, ${seconds.toFixed(1)} s, exit ${code}) ────\n${out}`);
       resolve(r);
     });
@@ -146,6 +164,9 @@ async function main(): Promise<number> {
   for (const r of [...results].sort((a, b) => b.seconds - a.seconds).slice(0, 10)) console.log(`${r.seconds.toFixed(1).padStart(6)} s  ${r.file}`);
   const pass = results.reduce((s, r) => s + r.pass, 0);
   const fail = results.reduce((s, r) => s + r.fail, 0);
+  // Last, so the end of a long log says why: each failed file's failures and their errors' first lines.
+  if (failed.length) console.log("\n──── why ────");
+  for (const r of failed) console.log(`${r.file} (exit ${r.code}, ${r.seconds.toFixed(0)} s)\n${r.why.join("\n")}`);
   console.log(`# tests ${pass + fail}\n# pass ${pass}\n# fail ${fail}\n# files failed ${failed.length}${failed.length ? `: ${failed.map((r) => r.file).join(", ")}` : ""}`);
   return failed.length ? 1 : 0;
 }

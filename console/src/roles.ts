@@ -27,14 +27,14 @@ export type Capability =
   | "tenancy.read"
   | "tenancy.write" // projects and keys of a tenancy
   | "limits.write" // limits and budgets of teams, projects and keys (an org's own: platform-admin)
-  | "people.write" // people's memberships and roles
+  | "people.write" // people's memberships and roles (org-admin: within their orgs)
   | "admin"; // guardrails, MCP servers and the audit log
 
 // As the admin API's role table has it (gateway/admin-api/roles.ts): platform-admin may do everything.
 const GRANTS: Record<Role, Capability[]> = {
   "platform-admin": ["models.read", "nodes.read", "fleet.write", "notifications.read", "usage.read", "tenancy.read", "tenancy.write", "limits.write", "people.write", "admin"],
   operator: ["models.read", "nodes.read", "fleet.write", "notifications.read"],
-  "org-admin": ["models.read", "usage.read", "tenancy.read", "tenancy.write", "limits.write"],
+  "org-admin": ["models.read", "usage.read", "tenancy.read", "tenancy.write", "limits.write", "people.write"],
   viewer: ["models.read", "usage.read"],
   member: ["models.read"],
 };

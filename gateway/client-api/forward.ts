@@ -89,7 +89,8 @@ async function forwardClaimed(deps: ClientApiDeps, req: Caller, res: ServerRespo
     const recorded = deps.usage.record(usageRow(key, model, route, p.started, {
       version: out.endpoint?.version ?? null,
       replicaId: out.endpoint?.id ?? null,
-      promptTokens: out.usage?.prompt_tokens ?? 0,
+      // A rerank's usage has total_tokens alone (vLLM's shape): all of it is input.
+      promptTokens: out.usage?.prompt_tokens ?? out.usage?.total_tokens ?? 0,
       cachedTokens: Math.min(out.usage?.prompt_tokens_details?.cached_tokens ?? 0, out.usage?.prompt_tokens ?? 0),
       completionTokens: out.usage?.completion_tokens ?? 0,
       ttftMs: out.ttftMs,

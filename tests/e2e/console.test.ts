@@ -288,6 +288,11 @@ describe("web console", () => {
     assert.equal(await t.page.getByText("elsewhere-secret").count(), 0, "another org's project is not shown");
     await t.page.getByRole("form", { name: "New key" }).waitFor();
     assert.equal(await t.page.getByRole("navigation").getByRole("link", { name: "Nodes" }).count(), 0);
+    // People and roles within their org; the platform scope is platform-admin's, so not offered.
+    const people = t.page.getByRole("region", { name: "People and roles" });
+    await people.getByLabel("Person").selectOption(orgAdmin.id);
+    const scopes = people.getByRole("form", { name: "Add membership" }).getByRole("combobox", { name: /^Scope/ });
+    assert.deepEqual(await scopes.locator("option").allTextContents(), ["org", "team", "project"]);
     await checkPage(t, "org-admin-tenancy");
   });
 });

@@ -39,13 +39,14 @@ const event = (over: Partial<UsageEvent> = {}): UsageEvent => ({
   status: 200,
   personId: "ledger-person",
   gpuSeconds: 1.25,
+  cache: "similar",
   batchId: "batch_ledger",
   ...over,
 });
 
 test("every field is written as sent, nulls included, whatever the session's time zone", async () => {
   const full = event();
-  const bare = event({ keyId: null, projectId: null, version: null, replicaId: null, ttftMs: null, costMicros: 0, status: 503, personId: null, gpuSeconds: undefined, batchId: undefined });
+  const bare = event({ keyId: null, projectId: null, version: null, replicaId: null, ttftMs: null, costMicros: 0, status: 503, personId: null, gpuSeconds: undefined, cache: undefined, batchId: undefined });
   // One connection for both statements, its session in another time zone; read back through Prisma.
   const conn = await pool.connect();
   let written: number;
@@ -59,8 +60,8 @@ test("every field is written as sent, nulls included, whatever the session's tim
   assert.equal(written, 2);
   for (const e of [full, bare]) {
     const row = await db.usageEvent.findUniqueOrThrow({ where: { id: e.id } });
-    // An event without GPU-seconds (an outside provider, an older gateway) is written as 0; without a batch, null.
-    assert.deepEqual({ ...row, at: row.at.toISOString(), costMicros: Number(row.costMicros) }, { ...e, gpuSeconds: e.gpuSeconds ?? 0, batchId: e.batchId ?? null });
+    // An event without GPU-seconds (an outside provider, an older gateway) is written as 0; without a cache or a batch, null.
+    assert.deepEqual({ ...row, at: row.at.toISOString(), costMicros: Number(row.costMicros) }, { ...e, gpuSeconds: e.gpuSeconds ?? 0, cache: e.cache ?? null, batchId: e.batchId ?? null });
   }
 });
 

@@ -164,7 +164,7 @@ export function Tenancy() {
         {secret ? <ShownOnce secret={secret} /> : null}
       </Section>
       {can(me, "limits.write") ? <LimitsEditor /> : null}
-      {can(me, "people.write") ? <Memberships /> : null}
+      {can(me, "people.write") ? <Memberships me={me} /> : null}
     </>
   );
 }

@@ -1,9 +1,10 @@
 // People and their memberships (a role at the platform, an org, a team or a project): list, add,
-// remove. The people routes are platform-admin's (gateway/admin-api/roles.ts), so only they see this.
+// remove. platform-admin sees everyone; org-admin sees and grants within their orgs, the API
+// deciding which (gateway/admin-api/people.ts), so the platform scope is offered to platform-admin only.
 import { useState, type FormEvent } from "react";
 import { api } from "../api.ts";
 import { useT } from "../messages/index.ts";
-import type { Role } from "../roles.ts";
+import { rolesOf, type Me, type Role } from "../roles.ts";
 import { ErrorBox, Section, Table } from "./common.tsx";
 import { useLoad } from "./load.ts";
 
@@ -30,8 +31,9 @@ const ROLES_AT: Record<Grant["scope"], Role[]> = {
   project: ["member", "viewer"],
 };
 
-export function Memberships() {
+export function Memberships({ me }: { me: Me | null }) {
   const t = useT();
+  const scopes = (Object.keys(ROLES_AT) as Grant["scope"][]).filter((s) => s !== "platform" || (me !== null && rolesOf(me).has("platform-admin")));
   const people = useLoad(() => api.get<{ data: Person[] }>("/people").then((b) => b.data));
   const [personId, setPersonId] = useState("");
   const [scope, setScope] = useState<Grant["scope"]>("project");
@@ -84,7 +86,7 @@ export function Memberships() {
             <label>
               {t.people.scope}{" "}
               <select value={scope} onChange={(e) => setScope(e.target.value as Grant["scope"])}>
-                {(Object.keys(ROLES_AT) as Grant["scope"][]).map((s) => (
+                {scopes.map((s) => (
                   <option key={s}>{s}</option>
                 ))}
               </select>
