@@ -19,7 +19,10 @@ export function sh(cmd: string, args: string[], timeoutMs = 30_000): string {
 }
 
 export function startSlurm(): void {
-  sh("bash", [path.join(REPO, "scripts/slurm.sh"), "start"], 600_000);
+  // Without the lane runner's mark (scripts/test-lanes.ts): the host's Slurm outlives this file, so
+  // daemons a test restarts must not be taken for what the file left running and killed after it.
+  const { TEST_LANE_RUN: _mark, ...env } = process.env;
+  execFileSync("bash", [path.join(REPO, "scripts/slurm.sh"), "start"], { encoding: "utf8", timeout: 600_000, stdio: ["ignore", "pipe", "pipe"], env });
 }
 
 /** sinfo's state and reason of the node, e.g. { state: "drained", reason: "llmgw: reclaim" }. */
