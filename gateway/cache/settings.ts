@@ -25,7 +25,15 @@ export const cacheSettingsBody = z
   })
   .strict()
   .refine((b) => b.similar === null || b.embeddingModel !== null, { message: "the similar cache needs an embedding model", path: ["embeddingModel"] })
-  .refine((b) => b.exact || b.similar !== null, { message: "turn on exact or similar (or DELETE the cache)", path: ["exact"] });
+  .refine((b) => b.exact || b.similar !== null, { message: "turn on exact or similar (or DELETE the cache)", path: ["exact"] })
+  // The two rules above, in the document's own terms, so a client (or schemathesis) knows them:
+  // similar off (null or absent) with exact on (true or absent), or similar on with its embedding model.
+  .meta({
+    anyOf: [
+      { properties: { similar: { type: "null" }, exact: { const: true } } },
+      { required: ["similar", "embeddingModel"], properties: { similar: { type: "number" }, embeddingModel: { type: "string" } } },
+    ],
+  });
 
 /** The settings row's id: one row per project and per key. */
 export const cacheSettingsId = (scope: "project" | "key", id: string): string => `${scope}:${id}`;

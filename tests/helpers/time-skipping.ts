@@ -35,6 +35,23 @@ export function testServerPath(): string {
 
 let runtimeInstalled = false;
 
+/**
+ * The time-skipping server, asked again when it is slow to start: the SDK gives the server 5 s to
+ * answer, and the JVM under a loaded 2-core CI took longer ("ephemeral server … did not start
+ * within 5s"), failing whole files.
+ */
+async function startTestServer(): Promise<TestWorkflowEnvironment> {
+  const executable = { type: "existing-path" as const, path: testServerPath() };
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await TestWorkflowEnvironment.createTimeSkipping({ server: { executable } });
+    } catch (err) {
+      if (attempt >= 4 || !/did not start within/.test((err as Error).message)) throw err;
+      console.error(`# the time-skipping server did not start in time (attempt ${attempt}); trying again`);
+    }
+  }
+}
+
 export async function timeSkippingEnv(): Promise<SkippingEnv> {
   if (!runtimeInstalled) {
     // Workers are made and stopped on purpose here: their start and stop lines say nothing.
@@ -42,7 +59,7 @@ export async function timeSkippingEnv(): Promise<SkippingEnv> {
     runtimeInstalled = true;
   }
   const [env, bundle] = await Promise.all([
-    TestWorkflowEnvironment.createTimeSkipping({ server: { executable: { type: "existing-path", path: testServerPath() } } }),
+    startTestServer(),
     // The worker's own cache (workers/workflow-bundle.ts): the test files share one bundle.
     cachedWorkflowBundle({
       workflowsPath: path.join(REPO, "workflows/index.ts"),

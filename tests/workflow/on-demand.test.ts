@@ -4,20 +4,12 @@
 // serves as many replicas again. The gateway's held requests and real engines are proven in
 // tests/integration/on-demand.test.ts.
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import type { WorkflowHandle } from "@temporalio/client";
 import { settingsSignal, stateQuery, wakeSignal } from "../../workflows/messages.ts";
 import type { ModelState } from "../../workflows/model-types.ts";
 import { standInFleet } from "../helpers/standin-fleet.ts";
 import { recorded, signalsHandled, timeSkippingEnv, untilQuery, type SkippingEnv } from "../helpers/time-skipping.ts";
-
-let t: SkippingEnv;
-before(async () => {
-  t = await timeSkippingEnv();
-});
-after(async () => {
-  await t?.close();
-});
 
 const IDLE_AFTER_MS = 10 * 60_000;
 
@@ -36,15 +28,25 @@ function standIns(model: string) {
   return { fleet, idle, ...r };
 }
 
-async function withEntity(model: string, initial: ModelState, s: ReturnType<typeof standIns>, fn: (handle: WorkflowHandle, state: () => Promise<ModelState>) => Promise<void>) {
-  await t.run(s.activities, async (taskQueue) => {
-    const handle = await t.client.workflow.start("modelEntity", { taskQueue, workflowId: `model/${model}`, args: [initial] });
-    try {
-      await fn(handle, () => handle.query(stateQuery));
-    } finally {
-      await handle.terminate("test over").catch(() => undefined);
-    }
-  });
+/**
+ * Runs the entity on a time-skipping server of its own: after an earlier test's workflows on a
+ * shared one, an hour of skipped time once took 240 s of real time under load (on-demand.test.ts
+ * ran 494 s in a whole run), so the wait on skipped time is only this test's.
+ */
+async function withEntity(model: string, initial: ModelState, s: ReturnType<typeof standIns>, fn: (handle: WorkflowHandle, state: () => Promise<ModelState>, t: SkippingEnv) => Promise<void>) {
+  const t = await timeSkippingEnv();
+  try {
+    await t.run(s.activities, async (taskQueue) => {
+      const handle = await t.client.workflow.start("modelEntity", { taskQueue, workflowId: `model/${model}`, args: [initial] });
+      try {
+        await fn(handle, () => handle.query(stateQuery), t);
+      } finally {
+        await handle.terminate("test over").catch(() => undefined);
+      }
+    });
+  } finally {
+    await t.close();
+  }
 }
 
 describe("on-demand model", () => {
@@ -58,7 +60,7 @@ describe("on-demand model", () => {
       operations: [],
       onDemand: { phase: "sleeping", since: 0, wakes: 0 },
     };
-    await withEntity(model, initial, s, async (handle, state) => {
+    await withEntity(model, initial, s, async (handle, state, t) => {
       // Three gateways hold a request each.
       for (let i = 0; i < 3; i++) await handle.signal(wakeSignal, { reason: `gateway ${i}` });
       const woke = await untilQuery("the wake", state, (st) => st.onDemand?.phase === "serving");
@@ -93,7 +95,7 @@ describe("on-demand model", () => {
     const s = standIns(model);
     s.idle.onDemand = false;
     const initial: ModelState = { name: model, desired: { version: "v1", engine: "sim", args: [], replicas: 1 }, seq: 0, operations: [] };
-    await withEntity(model, initial, s, async (handle, state) => {
+    await withEntity(model, initial, s, async (handle, state, t) => {
       // An hour of workflow time: an idle watch, were it running, would have checked every 15 s.
       await t.env.sleep("1 hour");
       assert.equal(s.idle.checks, 0, "an always-on model polls nothing");
