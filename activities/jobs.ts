@@ -20,6 +20,7 @@ import { joinJobLine } from "../common/job-line.ts";
 import { addJobSpend } from "../common/job-spend.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { etaSeconds } from "./job-eta.ts";
+import { jobWaker } from "./job-wake.ts";
 import { fileRelPath, type JobSpec, type JobState } from "../workflows/job-types.ts";
 
 const POLL_MS = 500;
@@ -125,12 +126,15 @@ export function jobActivities(deps: ActivityDeps) {
         if (key !== shown) await setJobState({ id: spec.id, state, progress });
         shown = key;
       };
+      const waker = jobWaker(deps, async () => (await (temporal ??= temporalClient())).client, spec.model);
       let at = await findPrompt(spec.model, spec.id);
       try {
         // A prompt already on the engine (a retry after a crash) counts against the limit whatever it says.
         if (at) await limit.acquire(spec.id, { force: true });
         while (!at) {
           const [r] = await replicas(spec.model);
+          await waker.inUse();
+          if (!r) await waker.noReplica();
           const slot = r ? await limit.acquire(spec.id) : null;
           if (!r || !slot?.ok) {
             const holders = slot?.holders ?? [];
@@ -181,6 +185,7 @@ export function jobActivities(deps: ActivityDeps) {
         try {
           for (;;) {
             ctx.heartbeat(step);
+            await waker.inUse();
             await limit.acquire(spec.id, { force: true }); // renews the lease
             const h = await comfyGet<Record<string, { outputs: Record<string, Record<string, ComfyOutput[]>>; status: { status_str: string; messages: [string, Record<string, unknown>][] } }>>(
               at,

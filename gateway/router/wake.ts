@@ -6,18 +6,13 @@ import type { Client } from "@temporalio/client";
 import type { Redis } from "ioredis";
 import { Counter, Histogram, type Registry as MetricsRegistry } from "prom-client";
 import { log } from "../../common/logging.ts";
-import { wakeSignal } from "../../workflows/messages.ts";
-import { modelWorkflowId, newModelState } from "../../workflows/model-types.ts";
-import { lastRequestKey } from "../../workflows/on-demand-types.ts";
-import { operationSearchAttributes } from "../../workflows/search-attributes.ts";
+import { askModelToWake, noteModelUse } from "../../common/model-wake.ts";
 import { ApiError } from "../errors.ts";
 import type { Endpoint } from "./endpoint.ts";
 import type { EndpointRegistry } from "./registry.ts";
 
 /** A model's last-request note is written at most this often by one gateway. */
 const TOUCH_EVERY_MS = 1000;
-/** The note outlives any sensible idle_after, then goes (a removed model leaves nothing behind). */
-const TOUCH_TTL_S = 7 * 24 * 3600;
 /** While waiting, the wake is asked again this often (a wake that failed, a signal lost). */
 const RESIGNAL_EVERY_MS = 10_000;
 /** The registry is looked at this often besides the change feed's word (a reload after a reconnect). */
@@ -56,7 +51,7 @@ export class Waker {
     const now = Date.now();
     if (now - (this.touched.get(model) ?? 0) < TOUCH_EVERY_MS) return;
     this.touched.set(model, now);
-    this.o.redis.set(lastRequestKey(model), String(now), "EX", TOUCH_TTL_S).catch(() => undefined);
+    noteModelUse(this.o.redis, model, now).catch(() => undefined);
   }
 
   /** The change feed said something of `model`'s replicas: waiting requests look again. */
@@ -109,16 +104,7 @@ export class Waker {
     if (now - (this.signalled.get(model) ?? 0) < RESIGNAL_EVERY_MS) return;
     this.signalled.set(model, now);
     this.wakes.inc({ model });
-    this.o.temporal.workflow
-      .signalWithStart("modelEntity", {
-        workflowId: modelWorkflowId(model),
-        taskQueue: this.o.taskQueue,
-        args: [newModelState(model)],
-        signal: wakeSignal,
-        signalArgs: [{ reason: "a request is waiting" }],
-        typedSearchAttributes: operationSearchAttributes(model, "model"),
-        memo: { summary: `model ${model}: desired state and its operations` },
-      })
+    askModelToWake(this.o.temporal, this.o.taskQueue, model, "a request is waiting")
       .catch((err: unknown) => {
         // The next waiting request asks again.
         this.signalled.delete(model);

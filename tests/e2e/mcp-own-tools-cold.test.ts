@@ -3,13 +3,16 @@
 // picture model that sleeps wakes it, telling the caller so in progress notifications before the
 // picture comes, and leaves it served; llmgw.workflows.run then runs a catalog workflow on it, its
 // inputs put into the graph, and llmgw.jobs.status reads the run back as done. A model added a
-// moment ago (the gateway's catalog not yet re-read) is woken all the same.
+// moment ago (the gateway's catalog not yet re-read) is woken all the same. /v1's own jobs wake a
+// sleeping model too (the job activity asks, activities/job-wake.ts): a picture through the official
+// openai client on another sleeping model comes back, and the model is left served.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import nodePath from "node:path";
 import { after, before, describe, it } from "node:test";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import OpenAI from "openai";
 import { CallToolResultSchema, type CallToolResult, type Progress } from "@modelcontextprotocol/sdk/types.js";
 import { waitFor } from "../../common/children.ts";
 import { prisma, type PrismaClient } from "../../common/db.ts";
@@ -146,5 +149,18 @@ describe("llmgw's own making tools on /mcp wake a cold on-demand model", () => {
     const r = (await c.callTool({ name: "llmgw.images.generate", arguments: { model: fresh, prompt: "a harbour", size: "64x64", steps: 2 } }, CallToolResultSchema, { timeout: 180_000 })) as CallToolResult;
     assert.ok(!r.isError, text(r));
     assert.deepEqual((await show(fresh)).replicas.map((x) => x.state), ["ready"]);
+  });
+
+  it("wakes a sleeping model for a /v1/images/generations job too, not only for the tools", async () => {
+    const cold = uniqueModel("v1-cold");
+    await addOnDemand(cold);
+    assert.equal((await show(cold)).replicas.length, 0);
+    const client = new OpenAI({ baseURL: `${p.clientUrl}/v1`, apiKey: key, timeout: 300_000 });
+    const r = await client.images.generate({ model: cold, prompt: "a lighthouse in fog", size: "64x64", response_format: "b64_json" });
+    assert.deepEqual(pngSize(Buffer.from(r.data![0]!.b64_json!, "base64")), { width: 64, height: 64 });
+    const shown = await show(cold);
+    assert.deepEqual(shown.replicas.map((x) => x.state), ["ready"]);
+    assert.equal(shown.state?.onDemand?.phase, "serving");
+    assert.equal(shown.state?.onDemand?.wakes, 1);
   });
 });
