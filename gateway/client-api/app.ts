@@ -16,7 +16,6 @@ import { jsonBody } from "./json-body.ts";
 import { batchRoutes } from "./batches.ts";
 import { filesRoutes } from "./files.ts";
 import { imageRoutes } from "./images.ts";
-import { jobAdmission } from "./job-admission.ts";
 import { modelRoutes } from "./models.ts";
 import { methodGuard } from "../http/method-guard.ts";
 import { clientOperations, serveClientOpenApi } from "./openapi.ts";
@@ -66,7 +65,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
   app.use("/v1", responsesRoutes(deps));
   app.use("/v1", moderationRoutes(deps), audioRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
-  if (deps.jobs) app.use("/v1", jobAdmission(deps.limits), filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.guard), meshRoutes(deps.jobs), workflowRunRoutes(deps.jobs), batchRoutes(deps.jobs));
+  if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.limits, deps.guard), meshRoutes(deps.jobs, deps.limits), workflowRunRoutes(deps.jobs, deps.limits), batchRoutes(deps.jobs));
 
   if (deps.auth) app.use("/auth", deps.auth);
 

@@ -11,9 +11,11 @@ import { imageRequest } from "./job-schemas.ts";
 import type { JobsDeps } from "../jobs/service.ts";
 import { startPictures } from "../jobs/starts.ts";
 import type { GuardService } from "../guard/service.ts";
+import type { Limiter } from "../auth/limiter.ts";
+import { jobOwner } from "./job-admission.ts";
 
 /** `guard`: the prompts are checked by the input rules of the key's and model's policies, like a chat's turns. */
-export function imageRoutes(deps: JobsDeps, guard?: GuardService): express.Router {
+export function imageRoutes(deps: JobsDeps, limits: Limiter, guard?: GuardService): express.Router {
   const r = express.Router();
   r.post(
     "/images/generations",
@@ -21,7 +23,7 @@ export function imageRoutes(deps: JobsDeps, guard?: GuardService): express.Route
       const b = parseBody(imageRequest, req.body);
       // Before anything is made: a blocked prompt never reaches a job, a redacted one is what the job and its record keep.
       if (guard) Object.assign(b, guard.checkTexts(req.key!, b.model, { prompt: b.prompt, negative_prompt: b.negative_prompt }));
-      const job = await startPictures(deps, req.key!, b);
+      const job = await startPictures(deps, jobOwner(limits, req, res), b);
       let done = false;
       res.on("close", () => {
         if (!done) void job.cancel().catch(() => undefined);

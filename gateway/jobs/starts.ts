@@ -15,6 +15,8 @@ export interface JobOwner {
   id: string;
   projectId: string;
   models: string[];
+  /** The key's limits (rate, concurrency, budgets), asked once every check has passed and before anything is made; throws a 429. */
+  admit?: () => Promise<void>;
 }
 
 export interface PictureRequest {
@@ -48,6 +50,7 @@ const seedOf = (seed: number | undefined) => seed ?? Math.floor(Math.random() * 
 export async function startPictures(deps: JobsDeps, owner: JobOwner, b: PictureRequest & Record<string, unknown>) {
   allowed(owner, b.model);
   const model = await comfyModel(deps.db, b.model);
+  await owner.admit?.();
   const [width, height] = b.size.split("x").map(Number);
   const seed = seedOf(b.seed);
   return startJob(
@@ -73,11 +76,13 @@ export async function startMesh(deps: JobsDeps, owner: JobOwner, b: MeshRequest)
   let fileId: string;
   if (b.image !== undefined) {
     if (sniffKind(b.image) !== "image") throw new ApiError("invalid_request", "image: not a base64 PNG, JPEG, GIF or WebP picture", { param: "image" });
+    await owner.admit?.(); // before the picture is stored: a refused job leaves no file
     fileId = (await storeBytes(deps, owner.projectId, "vision", "input.png", b.image)).id;
   } else {
     const f = await ownedFile(deps.db, b.file_id!, owner.projectId);
     if (!f) throw new ApiError("invalid_request", `file_id: no file '${b.file_id}' of yours`, { param: "file_id" });
     if (sniffKind(readHead(path.join(deps.dataDir, f.path))) !== "image") throw new ApiError("invalid_request", `file_id: file ${f.id} is not a picture`, { param: "file_id" });
+    await owner.admit?.();
     fileId = f.id;
   }
   const seed = seedOf(b.seed);
@@ -96,6 +101,7 @@ export async function startWorkflowRun(deps: JobsDeps, owner: JobOwner, b: { mod
   allowed(owner, wf.model);
   const decls = inputDecls.parse(wf.inputs);
   const { values, files } = await checkInputs(decls, b.inputs, { db: deps.db, dataDir: deps.dataDir, projectId: owner.projectId });
+  await owner.admit?.();
   const output = wf.output === "mesh" ? "mesh" : wf.output === "image" ? "image" : "file";
   const { job } = await startJob(deps, { kind: "workflow", model: wf.model, projectId: owner.projectId, keyId: owner.id, graph: wf.graph as Record<string, unknown>, values, files, output }, { workflow: wf.name, inputs: b.inputs });
   return job;

@@ -86,4 +86,35 @@ describe("jobs in GPU-seconds", () => {
     const cleared = await p.ctl(["limits", "set", "key", key.id, "--budget-gpu-hours", "none"]);
     assert.equal(cleared.code, 0, cleared.stderr);
   });
+
+  it("a malformed job request counts against nothing: the key's requests per minute are its admitted jobs", async () => {
+    const k = await p.newKey({ project });
+    const set = await p.ctl(["limits", "set", "key", k.id, "--rpm", "2"]);
+    assert.equal(set.code, 0, set.stderr);
+    const post = (route: string, body: unknown, bearer = k.key) => fetch(`${p.clientUrl}/v1/${route}`, { method: "POST", headers: { authorization: `Bearer ${bearer}`, "content-type": "application/json" }, body: JSON.stringify(body) });
+    const ok = { model, prompt: "a lighthouse", size: "64x64", response_format: "b64_json" };
+    // The gateway reloads limits all at once: a probe key's limit set after k's, once it holds, says k's is loaded.
+    const probe = await p.newKey({ project });
+    assert.equal((await p.ctl(["limits", "set", "key", probe.id, "--rpm", "1"])).code, 0);
+    await waitFor("the gateway to load the limits", async () => (await post("images/generations", ok, probe.key).then(async (r) => (await r.arrayBuffer(), r.status))) === 429, 30_000, 200);
+    const malformed: [string, unknown][] = [
+      ["images/generations", { model, prompt: "x", size: "big" }],
+      ["images/generations", { model: "no-such-comfy-model", prompt: "x" }],
+      ["images/generations", { prompt: "x" }],
+      ["3d/generations", { model, image: "bm90IGEgcGljdHVyZQ==" }],
+      ["3d/generations", { model, file_id: "file-none" }],
+      ["workflows/runs", { model: "no-such-workflow", inputs: {} }],
+    ];
+    for (const [route, body] of malformed) {
+      const r = await post(route, body);
+      assert.ok(r.status === 400 || r.status === 404, `${route} ${JSON.stringify(body)}: ${r.status} ${await r.text()}`);
+    }
+    for (let i = 0; i < 2; i++) {
+      const r = await post("images/generations", ok);
+      assert.equal(r.status, 200, `admitted job ${i + 1} of 2: ${await r.text()}`);
+    }
+    const third = await post("images/generations", ok);
+    assert.equal(third.status, 429, "the limit holds for admitted jobs");
+    assert.equal(((await third.json()) as { error: { code: string } }).error.code, "rate_limit_exceeded");
+  });
 });
