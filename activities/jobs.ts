@@ -266,7 +266,7 @@ export function jobActivities(deps: ActivityDeps) {
       const cost = prices ? costMicros(prices, { promptTokens: 0, cachedTokens: 0, completionTokens: 0, pictures, meshes }) : 0;
       // The engine's whole card(s) for the prompt's run: a ComfyUI replica runs one prompt at a time.
       const gpuSeconds = (outputs.gpus ?? 0) * (outputs.runSeconds ?? 0);
-      const written = await deps.db.usageEvent.createMany({
+      await deps.db.usageEvent.createMany({
         data: [
           {
             id: `job-${spec.id}`,
@@ -285,8 +285,11 @@ export function jobActivities(deps: ActivityDeps) {
         ],
         skipDuplicates: true,
       });
-      // Budgets count it once: only the attempt that wrote the row adds it.
-      if (written.count > 0 && spec.keyId) await addJobSpend(deps.db, deps.redis, spec.keyId, { costMicros: cost, gpuSeconds });
+      // Budgets count the row as written (an earlier attempt's, if it wrote it), once (common/job-spend.ts).
+      if (spec.keyId) {
+        const row = await deps.db.usageEvent.findUniqueOrThrow({ where: { id: `job-${spec.id}` }, select: { costMicros: true, gpuSeconds: true, at: true } });
+        await addJobSpend(deps.db, deps.redis, spec.id, spec.keyId, { costMicros: Number(row.costMicros), gpuSeconds: row.gpuSeconds }, row.at.getTime());
+      }
       await setJobState({ id: spec.id, state: "completed", progress: { files: fileIds, percent: 100, ...(outputs.runSeconds !== undefined ? { run_seconds: Math.round(outputs.runSeconds * 10) / 10 } : {}) }, resultId: fileIds[0] });
       return { fileIds };
     },
