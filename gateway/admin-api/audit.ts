@@ -34,11 +34,29 @@ export const sinceParam = z.union([
   z.iso.datetime({ offset: true }).transform((s) => new Date(s)),
 ], { error: "a duration like 30m, 24h, 7d, or an ISO time" });
 
+/** A page's end: the last row's time and id (ties in time are ordered by id), opaque to callers. */
+const cursorOf = (row: { at: Date; id: string }) => Buffer.from(JSON.stringify([row.at.toISOString(), row.id])).toString("base64url");
+const auditCursor = z
+  .string()
+  .max(200)
+  .regex(/^[A-Za-z0-9_-]+$/)
+  .transform((s, ctx) => {
+    try {
+      const [at, id] = z.tuple([z.iso.datetime(), z.string().max(100)]).parse(JSON.parse(Buffer.from(s, "base64url").toString("utf8")));
+      return { at: new Date(at), id };
+    } catch {
+      ctx.addIssue({ code: "custom", message: "not a cursor this API gave (a page's `next`)" });
+      return z.NEVER;
+    }
+  });
+
 export const auditQuery = z.object({
   since: sinceParam.default(() => new Date(Date.now() - UNIT_MS.d)),
   limit: z.coerce.number().int().min(1).max(10_000).default(1000),
   /** admin: changes made; mcp: tool calls through /mcp (gateway/mcp/audit.ts); neither: both. */
   source: z.enum(["admin", "mcp"]).optional(),
+  order: z.enum(["asc", "desc"]).default("asc").describe("asc: oldest first (the default); desc: newest first"),
+  cursor: auditCursor.optional().describe("the previous page's `next`: the page after it, in the same order"),
 });
 
 export function auditRoutes(db: PrismaClient): Router {
@@ -46,8 +64,16 @@ export function auditRoutes(db: PrismaClient): Router {
   r.get("/audit", async (req, res) => {
     const q = check(auditQuery, req.query);
     const action = q.source === "mcp" ? MCP_AUDIT_ACTION : q.source === "admin" ? { not: MCP_AUDIT_ACTION } : undefined;
-    const rows = await db.auditEvent.findMany({ where: { at: { gte: q.since }, ...(action !== undefined && { action }) }, orderBy: { at: "asc" }, take: q.limit });
-    res.json({ data: rows });
+    const past = q.order === "asc" ? "gt" : "lt";
+    const after = q.cursor && { OR: [{ at: { [past]: q.cursor.at } }, { at: q.cursor.at, id: { [past]: q.cursor.id } }] };
+    const rows = await db.auditEvent.findMany({
+      where: { AND: [{ at: { gte: q.since } }, ...(action !== undefined ? [{ action }] : []), ...(after ? [after] : [])] },
+      orderBy: [{ at: q.order }, { id: q.order }],
+      take: q.limit + 1,
+    });
+    // One row past the page says whether there is a next one.
+    const page = rows.slice(0, q.limit);
+    res.json({ data: page, next: rows.length > q.limit ? cursorOf(page.at(-1)!) : null });
   });
   return r;
 }

@@ -108,7 +108,10 @@ export const notificationView = z.looseObject({
   error: z.string().nullable(),
 });
 export const notificationList = list(notificationView);
-export const auditList = list(z.looseObject({ id: z.string(), at: time, actor: z.string(), action: z.string(), target: z.string(), before: z.unknown(), after: z.unknown() }));
+export const auditList = z.object({
+  data: z.array(z.looseObject({ id: z.string(), at: time, actor: z.string(), action: z.string(), target: z.string(), before: z.unknown(), after: z.unknown() })),
+  next: z.string().nullable().describe("pass as `cursor` for the next page; null: this was the last"),
+});
 
 export const slurmStatus = z.looseObject({
   enabled: z.boolean(),

@@ -119,7 +119,7 @@ export const adminOperations: Operation[] = [
   { method: "get", path: `${V1}/batches`, summary: "Every project's /v1/batches batches, newest first", tag: "batches", query: batchesQuery, responses: ok("The batches", z.object({ data: z.array(batchObject.extend({ project: z.string() })) })) },
   { method: "get", path: `${V1}/batches/:id`, summary: "One batch: status, request counts, files", tag: "batches", responses: ok("The batch", batchObject.extend({ project: z.string().nullable() })) },
   { method: "post", path: `${V1}/batches/:id/cancel`, summary: "Cancel a batch: lines in flight finish, the rest are not run", tag: "batches", responses: ok("The batch", batchObject.extend({ project: z.string().nullable() })) },
-  { method: "get", path: `${V1}/audit`, summary: "Who changed what, oldest first", tag: "audit", query: auditQuery, responses: ok("The events", out.auditList) },
+  { method: "get", path: `${V1}/audit`, summary: "Who changed what, oldest first (order=desc: newest first), a page at a time (`next`)", tag: "audit", query: auditQuery, responses: ok("The events", out.auditList) },
 
   { method: "get", path: `${V1}/slurm`, summary: "Each node in llmgw and in Slurm", tag: "slurm", responses: ok("The nodes", out.slurmStatus) },
   { method: "post", path: `${V1}/slurm/nodes/:id/lend`, summary: "Lend a node to Slurm: drain it of replicas, then resume it in Slurm", tag: "slurm", request: lendBody, bodyOptional: true, responses: started("Accepted: the node's Slurm workflow") },

@@ -202,6 +202,11 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     const log = table(t.page, "Audit");
     await log.getByRole("row").filter({ hasText: "guard.policy.add" }).waitFor();
     await log.getByRole("row").filter({ hasText: "mcp.server.add" }).waitFor();
+    // Newest first: the server was added after the policy.
+    const actions = await log.getByRole("row").allTextContents();
+    const at = (a: string) => actions.findIndex((x) => x.includes(a));
+    assert.ok(at("mcp.server.add") < at("guard.policy.add"), `newest first: ${actions.join(" | ")}`);
+    await t.page.getByRole("status").filter({ hasText: /\d+ events shown, newest first/ }).waitFor();
     assert.equal(await t.page.getByText("secret@").count(), 0, "no credential is shown");
     await checkPage(t, "audit");
   });

@@ -66,7 +66,7 @@ export const en = {
   },
   mcp: { title: "MCP servers", servers: "Servers", target: "URL or command", timeout: "Timeout", rate: "Calls/min", test: "Test", tools: "Tools", document: "Server (JSON, as ctl mcp add sends it)", add: "Add server" },
   audit: {
-    title: "Audit", since: "Since", source: "Source", actor: "Who", action: "Action", target: "Target", before: "Before", after: "After",
+    title: "Audit", since: "Since", source: "Source", actor: "Who", action: "Action", target: "Target", before: "Before", after: "After", older: "Older events", shown: "events shown, newest first",
     sources: { all: "everything", admin: "admin changes", mcp: "MCP tool calls" },
   },
 };

@@ -68,7 +68,7 @@ export const tr: Messages = {
   },
   mcp: { title: "MCP sunucuları", servers: "Sunucular", target: "URL veya komut", timeout: "Zaman aşımı", rate: "Çağrı/dk", test: "Sına", tools: "Araçlar", document: "Sunucu (JSON, ctl mcp add'in gönderdiği gibi)", add: "Sunucu ekle" },
   audit: {
-    title: "Denetim", since: "Şu zamandan beri", source: "Kaynak", actor: "Kim", action: "Eylem", target: "Hedef", before: "Önce", after: "Sonra",
+    title: "Denetim", since: "Şu zamandan beri", source: "Kaynak", actor: "Kim", action: "Eylem", target: "Hedef", before: "Önce", after: "Sonra", older: "Daha eski olaylar", shown: "olay gösteriliyor, en yenisi önce",
     sources: { all: "hepsi", admin: "yönetim değişiklikleri", mcp: "MCP araç çağrıları" },
   },
 };
