@@ -13,7 +13,7 @@ import type { SimilarStore } from "./similar-store.ts";
 
 export type CacheOutcome = "hit" | "similar" | "miss";
 /** The routes whose answers are cached. */
-export const CACHED_ROUTES: ReadonlySet<string> = new Set(["/v1/chat/completions", "/v1/completions", "/v1/messages"]);
+export const CACHED_ROUTES: ReadonlySet<string> = new Set(["/v1/chat/completions", "/v1/completions", "/v1/messages", "/v1/embeddings", "/v1/rerank"]);
 
 /** How long an embedding may take before the request goes on as a miss. */
 const EMBED_BUDGET_MS = 2_000;
@@ -47,7 +47,7 @@ export class AnswerCache {
 
   /** The lookup, or null when this request is not cached (its sampling, or a route without a cache). */
   async lookup(s: CacheSettings, route: string, body: Record<string, unknown>): Promise<CacheLookup | null> {
-    if (!CACHED_ROUTES.has(route) || !cacheableSampling(body, s.allowTemperature)) return null;
+    if (!CACHED_ROUTES.has(route) || !cacheableSampling(route, body, s.allowTemperature)) return null;
     const keys = requestKeys(s.projectId, route, body, s.similar === null ? null : s.embeddingModel);
     const found = (outcome: CacheOutcome, answer: CachedAnswer | null, embedding: number[] | null): CacheLookup => {
       this.outcomes.inc({ outcome });

@@ -61,7 +61,10 @@ export function requestKeys(projectId: string, route: string, body: Record<strin
   return { exact, prefix, lastUser };
 }
 
+/** Routes whose answer is fixed by the request: nothing is sampled. */
+const UNSAMPLED = new Set(["/v1/embeddings", "/v1/rerank"]);
+
 /** Whether the request may be answered from the cache: a sampled answer (temperature > 0, or the model's default) only where the project allows it. */
-export function cacheableSampling(body: Record<string, unknown>, allowTemperature: boolean): boolean {
-  return allowTemperature || body.temperature === 0;
+export function cacheableSampling(route: string, body: Record<string, unknown>, allowTemperature: boolean): boolean {
+  return UNSAMPLED.has(route) || allowTemperature || body.temperature === 0;
 }

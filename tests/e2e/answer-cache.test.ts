@@ -129,6 +129,29 @@ describe("answer cache", () => {
     assert.equal(rows.find((r) => r.cache === "miss")?.n, 1, JSON.stringify(rows));
   });
 
+  it("embeddings are cached too (nothing in them is sampled): a repeat is no engine call", async () => {
+    const m = await p.admin<{ replicas: { url: string; state: string }[] }>("GET", `/models/${embedder}`);
+    const embedderUrl = m.replicas.find((r) => r.state === "ready")!.url.replace(/\/+$/, "");
+    const embedCalls = async () =>
+      (await (await fetch(`${embedderUrl}/metrics`)).text())
+        .split("\n")
+        .filter((l) => l.startsWith("vllm:request_success_total{"))
+        .reduce((n, l) => n + Number(l.split(" ").pop()), 0);
+    const before = await embedCalls();
+    const embed = (input: string[]) => fetch(`${p.clientUrl}/v1/embeddings`, { method: "POST", headers: { authorization: `Bearer ${keys.a}`, "content-type": "application/json" }, body: JSON.stringify({ model: embedder, input }) });
+    const outcomes: (string | null)[] = [];
+    const bodies: string[] = [];
+    for (const input of [["a lighthouse", "a harbour"], ["a lighthouse", "a harbour"], ["a harbour", "a lighthouse"]]) {
+      const r = await embed(input);
+      assert.equal(r.status, 200);
+      outcomes.push(r.headers.get("x-llmgw-cache"));
+      bodies.push(await r.text());
+    }
+    assert.deepEqual(outcomes, ["miss", "hit", "miss"], "another order of inputs is another question");
+    assert.equal(bodies[1], bodies[0]);
+    assert.equal((await embedCalls()) - before, 2);
+  });
+
   it("a streamed answer is replayed as the same stream", async () => {
     const before = await engineCalls();
     const first = await ask(keys.a, "Name a primary colour.", { stream: true });

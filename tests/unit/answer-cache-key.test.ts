@@ -51,10 +51,13 @@ describe("answer cache keys", () => {
     assert.equal(requestKeys("p1", "/v1/chat/completions", chat(), null).prefix, null);
   });
 
-  it("sampled requests are cached only where allowed; no temperature counts as sampled", () => {
-    assert.equal(cacheableSampling({ temperature: 0 }, false), true);
-    assert.equal(cacheableSampling({ temperature: 0.2 }, false), false);
-    assert.equal(cacheableSampling({}, false), false);
-    assert.equal(cacheableSampling({ temperature: 1 }, true), true);
+  it("sampled requests are cached only where allowed; no temperature counts as sampled; embeddings and rerank sample nothing", () => {
+    const chatRoute = "/v1/chat/completions";
+    assert.equal(cacheableSampling(chatRoute, { temperature: 0 }, false), true);
+    assert.equal(cacheableSampling(chatRoute, { temperature: 0.2 }, false), false);
+    assert.equal(cacheableSampling(chatRoute, {}, false), false);
+    assert.equal(cacheableSampling(chatRoute, { temperature: 1 }, true), true);
+    assert.equal(cacheableSampling("/v1/embeddings", {}, false), true);
+    assert.equal(cacheableSampling("/v1/rerank", {}, false), true);
   });
 });
