@@ -17,9 +17,9 @@ import { isPng, replaceText } from "../common/png.ts";
 import { costMicros, parsePrices } from "../common/pricing.ts";
 import { temporalClient } from "../common/temporal.ts";
 import { joinJobLine } from "../common/job-line.ts";
-import { addJobSpend } from "../common/job-spend.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { etaSeconds } from "./job-eta.ts";
+import { recordJobUsage } from "./job-usage.ts";
 import { jobWaker } from "./job-wake.ts";
 import { fileRelPath, type JobSpec, type JobState } from "../workflows/job-types.ts";
 
@@ -232,6 +232,31 @@ export function jobActivities(deps: ActivityDeps) {
       if (at) await cancelAt(at, input.jobId);
     },
 
+    /**
+     * A failed or cancelled job's GPU time: what its prompt ran on the engine before it stopped (the
+     * engine's history stamps its start and its end), on the replica's GPUs, at no money cost. A job
+     * that never reached an engine, or whose replica is gone, is charged nothing.
+     */
+    async chargeUnfinishedJob(input: { spec: JobSpec; status: 499 | 500 }): Promise<{ gpuSeconds: number }> {
+      const { spec } = input;
+      const at = await findPrompt(spec.model, spec.id);
+      if (!at) return { gpuSeconds: 0 };
+      type Stamps = Record<string, { status: { messages: [string, { timestamp?: number }][] } }>;
+      const stamp = (h: Stamps, k: string) => h[spec.id]?.status.messages.find(([m]) => m === k)?.[1].timestamp;
+      // An interrupted prompt is in the history once the engine has stopped it: a moment after the cancel.
+      let h: Stamps = {};
+      for (let i = 0; i < 20; i++) {
+        h = await comfyGet<Stamps>(at, `/history/${encodeURIComponent(spec.id)}`).catch(() => ({}));
+        if (h[spec.id]) break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      const from = stamp(h, "execution_start");
+      const to = stamp(h, "execution_interrupted") ?? stamp(h, "execution_error") ?? stamp(h, "execution_success");
+      const gpuSeconds = from !== undefined && to !== undefined ? (at.gpus * Math.max(0, to - from)) / 1000 : 0;
+      if (gpuSeconds > 0) await recordJobUsage(deps, spec, { replicaId: at.replicaId, costMicros: 0, gpuSeconds, status: input.status });
+      return { gpuSeconds };
+    },
+
     /** Fetches the outputs, strips the workflow, stamps the licence, records the files and the price. */
     async storeJobOutputs(input: { spec: JobSpec; outputs: PromptOutputs }): Promise<{ fileIds: string[] }> {
       const { spec, outputs } = input;
@@ -260,36 +285,11 @@ export function jobActivities(deps: ActivityDeps) {
       const prices = parsePrices(model?.prices);
       const pictures = spec.output === "image" ? fileIds.length : 0;
       const meshes = spec.output === "mesh" ? fileIds.length : 0;
-      const job = await deps.db.job.findUnique({ where: { id: spec.id } });
-      const owner = spec.keyId ? await deps.db.apiKey.findUnique({ where: { id: spec.keyId }, select: { personId: true } }) : null;
       // The job's id keys its ledger row, so a retried activity charges once.
       const cost = prices ? costMicros(prices, { promptTokens: 0, cachedTokens: 0, completionTokens: 0, pictures, meshes }) : 0;
       // The engine's whole card(s) for the prompt's run: a ComfyUI replica runs one prompt at a time.
       const gpuSeconds = (outputs.gpus ?? 0) * (outputs.runSeconds ?? 0);
-      await deps.db.usageEvent.createMany({
-        data: [
-          {
-            id: `job-${spec.id}`,
-            at: new Date(),
-            keyId: spec.keyId,
-            projectId: spec.projectId,
-            model: spec.model,
-            replicaId: outputs.replicaId,
-            endpoint: spec.kind === "image" ? "/v1/images/generations" : spec.kind === "mesh" ? "/v1/3d/generations" : "/v1/workflows/runs",
-            costMicros: BigInt(cost),
-            latencyMs: job ? Date.now() - job.createdAt.getTime() : 0,
-            status: 200,
-            personId: owner?.personId ?? null,
-            gpuSeconds,
-          },
-        ],
-        skipDuplicates: true,
-      });
-      // Budgets count the row as written (an earlier attempt's, if it wrote it), once (common/job-spend.ts).
-      if (spec.keyId) {
-        const row = await deps.db.usageEvent.findUniqueOrThrow({ where: { id: `job-${spec.id}` }, select: { costMicros: true, gpuSeconds: true, at: true } });
-        await addJobSpend(deps.db, deps.redis, spec.id, spec.keyId, { costMicros: Number(row.costMicros), gpuSeconds: row.gpuSeconds }, row.at.getTime());
-      }
+      await recordJobUsage(deps, spec, { replicaId: outputs.replicaId, costMicros: cost, gpuSeconds, status: 200 });
       await setJobState({ id: spec.id, state: "completed", progress: { files: fileIds, percent: 100, ...(outputs.runSeconds !== undefined ? { run_seconds: Math.round(outputs.runSeconds * 10) / 10 } : {}) }, resultId: fileIds[0] });
       return { fileIds };
     },

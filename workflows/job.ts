@@ -2,12 +2,14 @@
 // (jobQueue), runs the graph on a ComfyUI replica (the activity heartbeats progress and resumes the
 // same prompt after a worker restart, so it never runs twice to completion), stores the results.
 // Cancelled, it takes the prompt out of ComfyUI's queue or interrupts it, then gives the card back.
+// Failed or cancelled, the GPU time its prompt ran is charged (activities/jobs.ts chargeUnfinishedJob).
 import {
   CancellationScope,
   condition,
   defineSignal,
   getExternalWorkflowHandle,
   isCancellation,
+  patched,
   proxyActivities,
   setHandler,
 } from "@temporalio/workflow";
@@ -38,6 +40,8 @@ export async function comfyJob(spec: JobSpec): Promise<JobResult> {
       } else {
         await quick.setJobState({ id: spec.id, state: "failed", progress: {}, error: failureMessage(err) });
       }
+      // The GPU time its prompt ran is charged all the same (histories from before this charged nothing).
+      if (granted && patched("charge-unfinished-jobs")) await quick.chargeUnfinishedJob({ spec, status: isCancellation(err) ? 499 : 500 });
     });
     throw err;
   } finally {

@@ -71,6 +71,25 @@ describe("jobs in GPU-seconds", () => {
     assert.ok(mine && Math.abs(mine.gpuSeconds - row.gpuSeconds) < 1e-6, `the person's GPU-seconds in the report: ${out.stdout}`);
   });
 
+  it("a job cancelled while it runs is charged the GPU time its prompt ran, at no money cost", async () => {
+    const leave = new AbortController();
+    const asked = fetch(`${p.clientUrl}/v1/images/generations`, {
+      method: "POST",
+      headers: { authorization: `Bearer ${key.key}`, "content-type": "application/json" },
+      body: JSON.stringify({ model, prompt: "a long one", size: "64x64", steps: 100 }), // 100 steps of 50 ms
+      signal: leave.signal,
+    }).catch(() => null);
+    const job = await waitFor("the job to run", () => db.job.findFirst({ where: { model, state: "running", input: { path: ["prompt"], equals: "a long one" } } }), 30_000, 100);
+    await new Promise((r) => setTimeout(r, 1000));
+    leave.abort(); // the client leaves: the job is cancelled, its prompt interrupted
+    await asked;
+    const row = await waitFor("the cancelled job's usage row", () => db.usageEvent.findUnique({ where: { id: `job-${job.id}` } }), 30_000, 200);
+    assert.equal(row.status, 499);
+    assert.equal(row.costMicros, 0n);
+    assert.ok(row.gpuSeconds >= GPUS * 0.5 && row.gpuSeconds < GPUS * 5, `${row.gpuSeconds} GPU-seconds: ${GPUS} GPUs × about a second of a 5 s run`);
+    assert.equal((await db.job.findUniqueOrThrow({ where: { id: job.id } })).state, "cancelled");
+  });
+
   it("a GPU-hour budget on the key counts its jobs and stops the next one with the budget's 429", async () => {
     // 0.036 GPU-seconds: less than the picture above cost.
     const set = await p.ctl(["limits", "set", "key", key.id, "--budget-gpu-hours", "0.00001"]);
