@@ -13,10 +13,13 @@
 # edits it, so one made valid here is judged as valid. An engine's log is read without follow, which
 # would keep the answer open until schemathesis' read timeout.
 import os
+import re
 
 import schemathesis
 
 COMFY_MODEL = os.environ["ST_COMFY_MODEL"]
+
+CURSOR = re.compile(r"[A-Za-z0-9_-]{1,200}")
 
 TRAINING_DATA = '{"q": "2+2?", "a": "4"}\n{"q": "3+3?", "a": "6"}\n'
 
@@ -90,6 +93,10 @@ def before_call(context, case, kwargs):
     if case.operation.label == "GET /api/v1/replicas/{id}/logs" and isinstance(case.query, dict) and case.query.get("follow") == "true":
         # A followed log stays open for as long as the caller does (what it is for): a case reads the tail only.
         case.query["follow"] = "false"
+    if case.operation.label == "GET /api/v1/audit" and isinstance(case.query, dict) and isinstance(case.query.get("cursor"), str) and CURSOR.fullmatch(case.query["cursor"]):
+        # A cursor is opaque: only a page's `next` is one, which schemathesis cannot draw (any other is a
+        # 400 naming it, tests/integration/audit-paging.test.ts). A drawn one of the right shape is left out.
+        del case.query["cursor"]
     body = case.body
     if not isinstance(body, dict):
         return
