@@ -28,6 +28,13 @@ const POLL_MS = 500;
 const SLOT_LEASE_MS = 10_000;
 type ComfyOutput = { filename: string; subfolder: string; type: string };
 type QueueItem = [number, string, ...unknown[]];
+type HistoryMessages = [string, Record<string, unknown>][];
+
+/** When ComfyUI's history says `kind` happened to a prompt (execution_start, execution_success, …), in ms. */
+const stampOf = (messages: HistoryMessages | undefined, kind: string): number | undefined => {
+  const t = messages?.find(([m]) => m === kind)?.[1].timestamp;
+  return typeof t === "number" ? t : undefined;
+};
 /** A replica's engine: where it is and whose key it asks for. */
 interface Engine {
   url: string;
@@ -195,8 +202,7 @@ export function jobActivities(deps: ActivityDeps) {
             if (done?.status.status_str === "success") {
               const files = Object.values(done.outputs).flatMap((o) => Object.values(o).flat()).filter((f) => f.type === "output");
               // ComfyUI stamps the start and the end in ms; this activity's own sighting otherwise.
-              const stamp = (k: string) => done.status.messages.find(([m]) => m === k)?.[1].timestamp as number | undefined;
-              const [from, to] = [stamp("execution_start") ?? runningSince, stamp("execution_success") ?? Date.now()];
+              const [from, to] = [stampOf(done.status.messages, "execution_start") ?? runningSince, stampOf(done.status.messages, "execution_success") ?? Date.now()];
               return { ...at, files, ...(from !== undefined ? { runSeconds: Math.max(0, to - from) / 1000 } : {}) };
             }
             if (done) {
@@ -241,8 +247,8 @@ export function jobActivities(deps: ActivityDeps) {
       const { spec } = input;
       const at = await findPrompt(spec.model, spec.id);
       if (!at) return { gpuSeconds: 0 };
-      type Stamps = Record<string, { status: { messages: [string, { timestamp?: number }][] } }>;
-      const stamp = (h: Stamps, k: string) => h[spec.id]?.status.messages.find(([m]) => m === k)?.[1].timestamp;
+      type Stamps = Record<string, { status: { messages: HistoryMessages } }>;
+      const stamp = (h: Stamps, k: string) => stampOf(h[spec.id]?.status.messages, k);
       // An interrupted prompt is in the history once the engine has stopped it: a moment after the cancel.
       let h: Stamps = {};
       for (let i = 0; i < 20; i++) {
