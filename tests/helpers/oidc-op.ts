@@ -136,6 +136,9 @@ async function serve(setup: Setup): Promise<void> {
       const grant = new ctx.oidc.provider.Grant({ clientId: ctx.oidc.client!.clientId, accountId: ctx.oidc.session!.accountId! });
       grant.addOIDCScope(String(ctx.oidc.params?.scope ?? "openid"));
       grant.addOIDCClaims(["email", "email_verified", "name", "groups"]);
+      // A sign-in for a resource (an MCP client's, RFC 8707) is granted its scope there too.
+      const resource = ctx.oidc.params?.resource;
+      if (typeof resource === "string") grant.addResourceScope(resource, "mcp");
       await grant.save();
       return grant;
     },
