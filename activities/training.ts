@@ -61,15 +61,19 @@ export function trainingActivities(deps: ActivityDeps) {
       const ctx = Context.current();
       let silent = 0;
       let shown = "";
+      // The run time the node last reported: what a lost attempt is charged (details of NodeLost).
+      let ranSeconds = 0;
       for (;;) {
         let s: TrainerStatus__Output;
         try {
           s = await api.status(input.runId);
           silent = 0;
+          ranSeconds = s.runSeconds;
         } catch (err) {
           const code = (err as { code?: number }).code;
           // NOT_FOUND: the node no longer has the run (its disk was replaced): as good as lost.
-          if (code === 5 || ++silent >= LOST_AFTER) throw ApplicationFailure.nonRetryable(`node ${input.nodeId} lost run ${input.runId}: ${(err as Error).message}`, "NodeLost");
+          if (code === 5 || ++silent >= LOST_AFTER)
+            throw ApplicationFailure.create({ message: `node ${input.nodeId} lost run ${input.runId}: ${(err as Error).message}`, type: "NodeLost", nonRetryable: true, details: [{ runSeconds: ranSeconds }] });
           heartbeat({ silent });
           await ctx.sleep(POLL_MS);
           continue;
@@ -93,7 +97,8 @@ export function trainingActivities(deps: ActivityDeps) {
     },
 
     /** One attempt's GPU time in the ledger: its GPUs × the trainer's run on the node. Keyed by job and attempt, so a retry charges once. */
-    async recordTrainingUsage(input: { jobId: string; attempt: number; model: string; personId: string | null; gpus: number; runSeconds: number }): Promise<void> {
+    /** One usage row per attempt that ran (status 200 for one that ended on its node, 500 for one whose node was lost). */
+    async recordTrainingUsage(input: { jobId: string; attempt: number; model: string; personId: string | null; gpus: number; runSeconds: number; status?: number }): Promise<void> {
       await deps.db.usageEvent.createMany({
         data: [
           {
@@ -105,7 +110,7 @@ export function trainingActivities(deps: ActivityDeps) {
             replicaId: null,
             endpoint: "/api/v1/training",
             latencyMs: input.runSeconds * 1000,
-            status: 200,
+            status: input.status ?? 200,
             personId: input.personId,
             gpuSeconds: input.gpus * input.runSeconds,
           },

@@ -10,6 +10,7 @@ import type { Browser, Page } from "playwright-core";
 import { PICTURE } from "../fixtures/comfy-jobs.ts";
 import { launchBrowser } from "../helpers/browser.ts";
 import { idOf, makePerson, openTab, screenshot, seriousViolations, type ConsolePerson, type ConsoleTab } from "../helpers/console-browser.ts";
+import { startMcpUpstream } from "../helpers/mcp-upstreams.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 const PROJECT = "console-admin";
@@ -174,8 +175,10 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     await checkPage(t, "nodes-slurm");
   });
 
-  it("guardrails, MCP servers and audit: a policy added from its JSON (bad JSON named first), a refused server named, both in the audit log", LONG, async () => {
+  it("guardrails, MCP servers and audit: a policy added from its JSON (bad JSON named first) and removed, a refused server named, a real one tested, one removed, all in the audit log", LONG, async (c) => {
     const t = await tab(admin, [400]);
+    const wiki = await startMcpUpstream(["search"]);
+    c.after(() => wiki.close());
     await t.page.goto(`${p.clientUrl}/console/guardrails`);
     const form = t.page.getByRole("form", { name: "Add policy" });
     await form.getByRole("textbox").fill("{ not json");
@@ -185,6 +188,14 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     await form.getByRole("button", { name: "Add policy" }).click();
     await table(t.page, "Policies").getByRole("row").filter({ hasText: "console-no-secrets" }).filter({ hasText: "in: keys (secrets → block)" }).waitFor();
     await checkPage(t, "guardrails");
+    // Removing asks first: dismissed, the policy stays; accepted, it goes.
+    t.page.once("dialog", (d) => void d.dismiss());
+    await t.page.getByRole("button", { name: "Remove console-no-secrets" }).click();
+    assert.ok((await p.admin<{ data: { name: string }[] }>("GET", "/guard/policies")).data.some((x) => x.name === "console-no-secrets"), "kept when the question is dismissed");
+    t.page.once("dialog", (d) => void d.accept());
+    await t.page.getByRole("button", { name: "Remove console-no-secrets" }).click();
+    await table(t.page, "Policies").getByRole("row").filter({ hasText: "console-no-secrets" }).waitFor({ state: "detached" });
+    assert.ok(!(await p.admin<{ data: { name: string }[] }>("GET", "/guard/policies")).data.some((x) => x.name === "console-no-secrets"), "removed in the store");
 
     await t.page.getByRole("navigation").getByRole("link", { name: "MCP servers" }).click();
     await heading(t.page, "MCP servers");
@@ -195,13 +206,23 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     await mcp.getByRole("textbox").fill(JSON.stringify({ name: "tickets", url: "https://mcp.example.invalid/mcp" }));
     await mcp.getByRole("button", { name: "Add server" }).click();
     await table(t.page, "Servers").getByRole("row").filter({ hasText: "tickets" }).waitFor();
+    // A real MCP server (the SDK's): its Test button lists the tools it serves.
+    await mcp.getByRole("textbox").fill(JSON.stringify({ name: "wiki", url: wiki.url }));
+    await mcp.getByRole("button", { name: "Add server" }).click();
+    await table(t.page, "Servers").getByRole("row").filter({ hasText: "wiki" }).waitFor();
+    await t.page.getByRole("button", { name: "Test wiki" }).click();
+    await t.page.getByRole("status").filter({ hasText: /^wiki: Tools: .*search/ }).waitFor();
     await checkPage(t, "mcp");
+    t.page.once("dialog", (d) => void d.accept());
+    await t.page.getByRole("button", { name: "Remove tickets" }).click();
+    await table(t.page, "Servers").getByRole("row").filter({ hasText: "tickets" }).waitFor({ state: "detached" });
 
     await t.page.getByRole("navigation").getByRole("link", { name: "Audit" }).click();
     await heading(t.page, "Audit");
     const log = table(t.page, "Audit");
     await log.getByRole("row").filter({ hasText: "guard.policy.add" }).waitFor();
-    await log.getByRole("row").filter({ hasText: "mcp.server.add" }).waitFor();
+    for (const [action, target] of [["mcp.server.add", "mcp/tickets"], ["mcp.server.add", "mcp/wiki"], ["guard.policy.remove", "guard/console-no-secrets"], ["mcp.server.remove", "mcp/tickets"]])
+      await log.getByRole("row").filter({ hasText: action }).filter({ hasText: target }).waitFor();
     // Newest first: the server was added after the policy.
     const actions = await log.getByRole("row").allTextContents();
     const at = (a: string) => actions.findIndex((x) => x.includes(a));

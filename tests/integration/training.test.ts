@@ -9,6 +9,7 @@ import os from "node:os";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startChild, stopChild, waitFor } from "../../common/children.ts";
+import { prisma } from "../../common/db.ts";
 import { freePort, startPlatform, type Platform } from "../helpers/platform.ts";
 
 interface Run {
@@ -122,6 +123,15 @@ describe("training", () => {
     assert.equal(run.progress.attempt, 2);
     assert.notEqual(run.progress.nodeId, lost, "the second attempt ran elsewhere");
     assert.equal(run.progress.step, run.progress.steps, "from the beginning to the end");
+    // Both attempts are charged: the lost one the run time its node last reported (it took ≥ 2 steps of 100 ms), as failed.
+    const db = prisma(p.env.DATABASE_URL);
+    try {
+      const rows = await db.usageEvent.findMany({ where: { id: { in: [`job-${id}-1`, `job-${id}-2`] } }, orderBy: { id: "asc" } });
+      assert.deepEqual(rows.map((r) => [r.id, r.status]), [[`job-${id}-1`, 500], [`job-${id}-2`, 200]]);
+      assert.ok(Number(rows[0]!.gpuSeconds) >= 0.2, `the lost attempt's GPU-seconds: ${rows[0]!.gpuSeconds}`);
+    } finally {
+      await db.$disconnect();
+    }
     if (lost !== other) await p.start("agent");
   });
 

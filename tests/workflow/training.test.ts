@@ -1,7 +1,7 @@
 // The training workflow's decisions, on the time-skipping test server with stand-in activities:
 // a cancel mid-run stops the trainer and ends the run as cancelled (no artifact taken), a node
-// lost mid-run starts the run again on another node, and a run that ends well has its artifact
-// received. The stand-in trainer and its process group are proven in tests/integration/training.test.ts.
+// lost mid-run starts the run again on another node (the lost attempt charged the run time its node
+// last reported), and a run that ends well has its artifact received. The stand-in trainer and its process group are proven in tests/integration/training.test.ts.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ApplicationFailure, Context } from "@temporalio/activity";
@@ -92,7 +92,7 @@ describe("training", () => {
 
   it("a node lost mid-run: the run starts again on another node, and its artifact is kept", async () => {
     const s = standIns(async (i) => {
-      if (i.attempt === 1) throw ApplicationFailure.nonRetryable("node n1 stopped answering", "NodeLost");
+      if (i.attempt === 1) throw ApplicationFailure.create({ message: "node n1 stopped answering", type: "NodeLost", nonRetryable: true, details: [{ runSeconds: 4 }] });
       return succeeded(i.runId);
     });
     const result = await t.run(s.activities, (taskQueue) => t.client.workflow.execute("training", { taskQueue, workflowId: "training-node-lost", args: [input("t2")] }));
@@ -103,6 +103,8 @@ describe("training", () => {
     assert.deepEqual(starts.map((x) => [x.nodeId, x.runId]), [["n1", "t2-1"], ["n2", "t2-2"]]);
     assert.deepEqual(s.states, ["running", "running", "completed"]);
     assert.equal(s.names().at(-2), "receiveArtifact");
-    assert.deepEqual(s.charged, [12.5], "the finished attempt is charged; the lost node's attempt has no run time to charge");
+    assert.deepEqual(s.charged, [4, 12.5], "the lost node's attempt is charged the run time it last reported, then the finished one");
+    const statuses = s.calls.filter((c) => c.name === "recordTrainingUsage").map((c) => (c.input as { attempt: number; status?: number }));
+    assert.deepEqual(statuses.map((c) => [c.attempt, c.status ?? 200]), [[1, 500], [2, 200]], "the lost attempt's row says it failed");
   });
 });
