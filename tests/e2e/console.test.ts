@@ -295,4 +295,27 @@ describe("web console", () => {
     assert.deepEqual(await scopes.locator("option").allTextContents(), ["org", "team", "project"]);
     await checkPage(t, "org-admin-tenancy");
   });
+
+  // Last: it moves the model's replica to a second node, which stays until the file ends.
+  it("platform-admin: a node is drained from the Nodes page (asked first); its replica moves to another node and the drain is shown to its end", LONG, async () => {
+    const node = p.env.LLMGW_NODE_ID!;
+    const other = `node-b-${p.id}`;
+    await p.addAgent(other);
+    const t = await tab(admin);
+    await t.page.goto(`${p.clientUrl}/console/nodes`);
+    t.page.once("dialog", (d) => void d.dismiss());
+    await t.page.getByRole("button", { name: `Drain ${node}` }).click();
+    const cordoned = async () => ((await p.admin("GET", "/nodes")) as { data: { id: string; cordoned: boolean }[] }).data.find((n) => n.id === node)?.cordoned;
+    assert.equal(await cordoned(), false, "a dismissed question drains nothing");
+    t.page.once("dialog", (d) => void d.accept());
+    await t.page.getByRole("button", { name: `Drain ${node}` }).click();
+    // The page follows the drain's operation (node/<id>/drain) until it completes.
+    const op = t.page.locator(`li.operation[data-operation="node/${node}/drain"]`);
+    await op.locator('[data-status="COMPLETED"]').waitFor({ timeout: 120_000 });
+    const m = (await p.admin("GET", `/models/${model}`)) as { replicas: { node: string; state: string }[] };
+    assert.ok(m.replicas.length > 0 && m.replicas.every((r) => r.node === other && r.state === "ready"), `every replica now on ${other}: ${JSON.stringify(m.replicas)}`);
+    assert.equal(await cordoned(), true, "a drained node takes no new replicas");
+    await t.page.getByRole("button", { name: `Uncordon ${node}` }).waitFor();
+    await checkPage(t, "nodes-drained");
+  });
 });
