@@ -1,13 +1,16 @@
 // Lending a node to a real one-node Slurm (scripts/slurm.sh): its replica refused without room
 // elsewhere, stopped with --force, the node resumed in Slurm and an sbatch job run on it; a replica
 // moved to another node first when there is room; a worker
-// killed mid-lend and the lend still finishing; an administrator's drain never lifted.
+// killed mid-lend and the lend still finishing; an administrator's drain never lifted; the web
+// console's Lend (asked first) and Reclaim buttons, in Chromium.
 import assert from "node:assert/strict";
 import fs from "node:fs";
 import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { startChild, stopChild, waitFor } from "../../common/children.ts";
 import { engineAuth } from "../../common/engine-key.ts";
+import { launchBrowser } from "../helpers/browser.ts";
+import { makePerson, openTab } from "../helpers/console-browser.ts";
 import { freePort, uniqueModel, type Platform } from "../helpers/platform.ts";
 import { HOST, JOB_NAME, nodeState, setDrain, sh, startSlurmPlatform, tmpDir, type SlurmOp } from "../helpers/slurm.ts";
 
@@ -114,6 +117,30 @@ describe("slurm lend", () => {
     assert.deepEqual(nodeState(), { state: "drained", reason: "disk swap by the admin" }, "reclaim keeps the administrator's reason");
     assert.equal((await node()).cordoned, false);
     setDrain("llmgw: not lent"); // as the administrator would, back to llmgw's own drain
+  });
+
+  it("the console's Slurm section lends (asked first) and reclaims the node, each followed to its end", { timeout: 300_000 }, async (t) => {
+    const admin = await makePerson(p.env.DATABASE_URL!, process.env.REDIS_URL ?? "redis://127.0.0.1:6379/1", "Sam Slurm", [{ role: "platform-admin", scope: "platform" }]);
+    const browser = await launchBrowser();
+    t.after(() => browser.close());
+    const tab = await openTab(browser, p.clientUrl, admin);
+    await tab.page.goto(`${p.clientUrl}/console/nodes`);
+    const row = tab.page.getByRole("table", { name: "Slurm", exact: true }).getByRole("row").filter({ hasText: HOST });
+    await row.filter({ hasText: "llmgw: not lent" }).waitFor();
+    tab.page.once("dialog", (d) => void d.dismiss());
+    await tab.page.getByRole("button", { name: `Lend ${HOST}` }).click();
+    assert.equal((await node()).llmgw, "serving", "a dismissed question lends nothing");
+    tab.page.once("dialog", (d) => void d.accept());
+    await tab.page.getByRole("button", { name: `Lend ${HOST}` }).click();
+    const done = (what: string) => tab.page.locator("li.operation").filter({ hasText: what }).locator('[data-status="COMPLETED"]').waitFor({ timeout: 180_000 });
+    await done(`Lend ${HOST}`);
+    assert.equal(nodeState().state, "idle", "resumed in Slurm");
+    await row.filter({ hasText: "lent" }).filter({ hasText: "idle" }).waitFor({ timeout: 30_000 });
+    await tab.page.getByRole("button", { name: `Reclaim ${HOST}` }).click();
+    await done(`Reclaim ${HOST}`);
+    assert.deepEqual(nodeState(), { state: "drained", reason: "llmgw: reclaim" }, "drained in Slurm again, by llmgw");
+    assert.equal((await node()).cordoned, false, "llmgw's again");
+    assert.deepEqual(tab.errors, [], "no console error");
   });
 
   // Last: the second node stays in the store after its agent stops.

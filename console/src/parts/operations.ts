@@ -8,6 +8,12 @@ export interface Started {
   operationId: string;
   uiUrl?: string;
   what: string;
+  /**
+   * When this tab started it. An operation's id is its workflow's, which a later run reuses (a
+   * node's lend and then its reclaim are both node/<id>/slurm; a model's serve and scale are one
+   * entity): the row of a new run is a new row, polled afresh, never the last run's end.
+   */
+  at?: number;
 }
 
 export interface OperationView {
@@ -30,15 +36,15 @@ export function startedOperations(): Started[] {
 }
 
 export function remember(op: Started): void {
-  const all = [op, ...startedOperations().filter((o) => o.operationId !== op.operationId)].slice(0, 20);
+  const all = [{ ...op, at: op.at ?? Date.now() }, ...startedOperations().filter((o) => o.operationId !== op.operationId)].slice(0, 20);
   sessionStorage.setItem(KEY, JSON.stringify(all));
   for (const l of listeners) l();
 }
 
 export const finished = (status: string) => !["RUNNING", "QUEUED"].includes(status);
 
-/** An operation's state, polled every second until it is no longer running. */
-export function useOperation(id: string): { view?: OperationView; error?: unknown } {
+/** An operation's state, polled every second until it is no longer running; `run` (Started.at) starts the polling again for a new run of the same id. */
+export function useOperation(id: string, run = 0): { view?: OperationView; error?: unknown } {
   const [view, setView] = useState<OperationView>();
   const [error, setError] = useState<unknown>();
   useEffect(() => {
@@ -54,12 +60,13 @@ export function useOperation(id: string): { view?: OperationView; error?: unknow
         },
         (e: unknown) => live && setError(e),
       );
+    setView(undefined);
     void poll();
     return () => {
       live = false;
       clearTimeout(timer);
     };
-  }, [id]);
+  }, [id, run]);
   return { view, error };
 }
 
