@@ -281,7 +281,7 @@ describe("web console", () => {
     await t.page.getByRole("alert").filter({ hasText: "Your role does not allow this" }).waitFor();
   });
 
-  it("org-admin: the Tenancy page lists their org's projects only, with its forms", async () => {
+  it("org-admin: the Tenancy page lists their org's projects only, with its forms; the Models page shows them no fleet form, and no admin page is open", async () => {
     const t = await tab(orgAdmin);
     await t.page.goto(`${p.clientUrl}/console/tenancy`);
     await t.page.getByRole("row").filter({ hasText: PROJECT }).first().waitFor();
@@ -294,6 +294,13 @@ describe("web console", () => {
     const scopes = people.getByRole("form", { name: "Add membership" }).getByRole("combobox", { name: /^Scope/ });
     assert.deepEqual(await scopes.locator("option").allTextContents(), ["org", "team", "project"]);
     await checkPage(t, "org-admin-tenancy");
+    // The fleet is not theirs: models without serve, scale, stop, upgrade or canary; no admin pages.
+    await t.page.goto(`${p.clientUrl}/console/models`);
+    await t.page.locator(`[data-model="${model}"]`).waitFor();
+    assert.equal(await t.page.getByRole("button", { name: /^(Serve|Scale|Stop|Upgrade|Canary)$/ }).count(), 0, "no fleet form for an org-admin");
+    for (const hidden of ["Guardrails", "MCP servers", "Audit"]) assert.equal(await t.page.getByRole("navigation").getByRole("link", { name: hidden }).count(), 0, hidden);
+    await t.page.goto(`${p.clientUrl}/console/audit`);
+    await t.page.getByRole("alert").filter({ hasText: "Your role does not allow this" }).waitFor();
   });
 
   // Last: it moves the model's replica to a second node, which stays until the file ends.
