@@ -112,7 +112,7 @@ describe("web console", () => {
     await checkPage(t, "overview");
   });
 
-  it("platform-admin: a bad replica count is named before sending; scaling to 2 shows the operation live until it completes", LONG, async () => {
+  it("platform-admin: a bad replica count is named before sending; where 2 replicas would go is explained first; scaling to 2 shows the operation live until it completes", LONG, async () => {
     const t = await tab(admin);
     await t.page.goto(`${p.clientUrl}/console/models`);
     const card = t.page.locator(`[data-model="${model}"]`);
@@ -123,6 +123,13 @@ describe("web console", () => {
     assert.equal(await t.page.locator(".operation").count(), 0, "nothing was sent");
 
     await card.getByLabel("Replicas").fill("2");
+    // Where two replicas would go, asked before serving (GET /models/{name}/placement): as ctl explain-placement says.
+    await card.getByRole("button", { name: "Explain placement" }).click();
+    const placed = card.getByRole("status", { name: `Where it would go: ${model}` });
+    await placed.getByText(`Replica 2: ${p.env.LLMGW_NODE_ID}`).waitFor();
+    const ctlSays = JSON.parse((await p.ctl(["model", "explain-placement", model, "--replicas", "2", "--json"])).stdout) as { replicas: { nodeId: string }[] };
+    assert.deepEqual(await placed.getByRole("listitem").allTextContents(), ctlSays.replicas.map((r, i) => `Replica ${i + 1}: ${r.nodeId}`));
+    assert.equal(await t.page.locator(".operation").count(), 0, "explaining starts nothing");
     await card.getByRole("button", { name: "Scale" }).click();
     const op = t.page.locator(".operation").first();
     await op.waitFor();

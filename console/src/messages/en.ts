@@ -22,6 +22,7 @@ export const en = {
     started: "Operation started", upgrade: "Upgrade", canary: "Canary", toVersion: "To version", wave: "Wave size", weight: "Traffic share (%)", for: "Judge for (e.g. 5m)",
     weightInvalid: "The share is a number above 0 and below 100", durationInvalid: "A duration is a number with ms, s, m or h (e.g. 90s, 5m)", waveInvalid: "A wave is a whole number from 1 to 1000",
     versionRequired: "Name the version", rollout: "Upgrade or canary", pause: "Pause", resume: "Resume", abort: "Abort", promote: "Promote", watch: "Open in the Temporal Web UI", progress: "Progress", noReplicas: "No replica",
+    explain: "Explain placement", placement: "Where it would go", needs: "Each replica needs {gpus} GPU(s) with {gib} GiB free: {basis}", replicaOn: "Replica {n}: {node}{gpus}", nothingFits: "Nothing fits:",
   },
   nodes: { title: "Nodes", cordon: "Cordon", uncordon: "Uncordon", drain: "Drain", confirmDrain: "Drain node {id}? Its replicas move elsewhere.", memory: "memory" },
   usage: {

@@ -24,6 +24,7 @@ export const tr: Messages = {
     started: "İşlem başladı", upgrade: "Yükselt", canary: "Kanarya", toVersion: "Hedef sürüm", wave: "Dalga boyutu", weight: "Trafik payı (%)", for: "Değerlendirme süresi (ör. 5m)",
     weightInvalid: "Pay 0'dan büyük, 100'den küçük bir sayıdır", durationInvalid: "Süre ms, s, m veya h ile bir sayıdır (ör. 90s, 5m)", waveInvalid: "Dalga 1 ile 1000 arasında bir tam sayıdır",
     versionRequired: "Sürümü belirtin", rollout: "Yükseltme veya kanarya", pause: "Duraklat", resume: "Sürdür", abort: "İptal et", promote: "Terfi ettir", watch: "Temporal Web arayüzünde aç", progress: "İlerleme", noReplicas: "Kopya yok",
+    explain: "Yerleşimi açıkla", placement: "Nereye yerleşir", needs: "Her kopya {gpus} GPU ve {gib} GiB boş bellek ister: {basis}", replicaOn: "Kopya {n}: {node}{gpus}", nothingFits: "Hiçbir yere sığmıyor:",
   },
   nodes: { title: "Düğümler", cordon: "Kapat", uncordon: "Aç", drain: "Boşalt", confirmDrain: "{id} düğümü boşaltılsın mı? Kopyaları başka yere taşınır.", memory: "bellek" },
   usage: {

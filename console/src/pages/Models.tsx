@@ -1,5 +1,6 @@
 // Models: the catalog, the version served and the replicas on each node; serve, scale and stop
-// (for roles that may) checked as ctl checks them, each operation's progress shown live.
+// (for roles that may) checked as ctl checks them, each operation's progress shown live; where a
+// serve would place its replicas, asked before serving.
 import { useState, type FormEvent } from "react";
 import { api } from "../api.ts";
 import { useT } from "../messages/index.ts";
@@ -7,6 +8,7 @@ import { ErrorBox, Section, Table } from "../parts/common.tsx";
 import { modelsWithDetail, type ModelDetail, type ModelRow } from "../parts/fleet.ts";
 import { useLoad } from "../parts/load.ts";
 import { OperationList } from "../parts/OperationRow.tsx";
+import { PlacementView, type Placement } from "../parts/PlacementView.tsx";
 import { RolloutForm } from "../parts/RolloutForm.tsx";
 import { remember, useStarted } from "../parts/operations.ts";
 import { can } from "../roles.ts";
@@ -71,6 +73,7 @@ function ModelForms({ name, serving, onChange }: { name: string; serving: boolea
   const t = useT();
   const [error, setError] = useState<unknown>();
   const [fieldError, setFieldError] = useState<string>();
+  const [placement, setPlacement] = useState<Placement>();
   const id = (f: string) => `${name}-${f}`;
   const run = (what: string, path: string, body: unknown) =>
     api.post<Accepted>(`/models/${encodeURIComponent(name)}/${path}`, body).then(
@@ -91,7 +94,10 @@ function ModelForms({ name, serving, onChange }: { name: string; serving: boolea
     setFieldError(undefined);
     const action = (e.nativeEvent as SubmitEvent).submitter?.getAttribute("value") ?? "serve";
     const engine = String(f.get("engine") ?? "").trim();
-    if (action === "scale") void run(t.models.scale, "scale", { replicas });
+    if (action === "explain") {
+      const query = new URLSearchParams({ replicas: String(replicas), ...(version ? { version } : {}) });
+      void api.get<Placement>(`/models/${encodeURIComponent(name)}/placement?${query}`).then((p) => (setError(undefined), setPlacement(p)), setError);
+    } else if (action === "scale") void run(t.models.scale, "scale", { replicas });
     else void run(t.models.serve, "serve", { replicas, ...(version ? { version } : {}), ...(engine ? { engine } : {}) });
   };
   return (
@@ -102,6 +108,9 @@ function ModelForms({ name, serving, onChange }: { name: string; serving: boolea
       <input id={id("version")} name="version" />
       <label htmlFor={id("engine")}>{t.models.engine}</label>
       <input id={id("engine")} name="engine" />
+      <button type="submit" value="explain">
+        {t.models.explain}
+      </button>
       <button type="submit" value="serve">
         {t.models.serve}
       </button>
@@ -115,6 +124,7 @@ function ModelForms({ name, serving, onChange }: { name: string; serving: boolea
         {fieldError}
       </span>
       <ErrorBox error={error} />
+      {placement ? <PlacementView name={name} placement={placement} /> : null}
     </form>
   );
 }
