@@ -7,6 +7,7 @@ import { adminOperations } from "../../gateway/admin-api/openapi.ts";
 import { allowed, operationKey, ROUTE_ROLES } from "../../gateway/admin-api/roles.ts";
 import { can, type Capability, type Me, type Role } from "../../console/src/roles.ts";
 import { durationOf, replicasOf, versionOf, waveOf, weightOf } from "../../console/src/validate.ts";
+import { gpuText } from "../../console/src/parts/fleet.ts";
 
 describe("console checks agree with the admin API's", () => {
   it("replicas: what the form takes is what serve and scale take", () => {
@@ -59,4 +60,13 @@ describe("what the console shows each role", () => {
     });
   }
   it("nobody signed in sees nothing", () => assert.equal(can(null, "models.read"), false));
+});
+
+describe("the Nodes page's GPU text", () => {
+  it("shows memory, utilisation and the PCIe link, and the link's best when it runs below it", () => {
+    const g = { index: 0, name: "NVIDIA L4", memoryTotalMib: 24576, memoryUsedMib: 1024, utilizationPct: 35, pcieGenCurrent: 4, pcieGenMax: 4, pcieWidthCurrent: 16, pcieWidthMax: 16 };
+    assert.equal(gpuText(g, "memory"), "NVIDIA L4 #0: memory 1/24 GiB, 35%, PCIe Gen4 x16");
+    assert.equal(gpuText({ ...g, pcieGenCurrent: 3, pcieWidthCurrent: 8 }, "memory"), "NVIDIA L4 #0: memory 1/24 GiB, 35%, PCIe Gen3 x8 of Gen4 x16");
+    assert.equal(gpuText({ name: "A100", memoryTotalMib: 81920 }, "bellek"), "A100: bellek 0/80 GiB", "no link reported, none shown");
+  });
 });

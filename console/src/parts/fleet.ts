@@ -23,6 +23,11 @@ export interface Gpu {
   memory_total_mib?: number;
   memory_used_mib?: number;
   utilization_pct?: number;
+  /** The PCIe link now and at best (agent/discovery/inventory.ts): a card trained down shows it. */
+  pcieGenCurrent?: number;
+  pcieGenMax?: number;
+  pcieWidthCurrent?: number;
+  pcieWidthMax?: number;
 }
 
 export interface NodeRow {
@@ -57,5 +62,13 @@ export function gpuText(g: Gpu, memory: string): string {
   const total = g.memoryTotalMib ?? g.memory_total_mib ?? 0;
   const used = g.memoryUsedMib ?? g.memory_used_mib ?? 0;
   const util = g.utilizationPct ?? g.utilization_pct;
-  return `${g.name ?? "GPU"}${g.index !== undefined ? ` #${g.index}` : ""}: ${memory} ${Math.round(used / 1024)}/${Math.round(total / 1024)} GiB${util !== undefined ? `, ${util}%` : ""}`;
+  return `${g.name ?? "GPU"}${g.index !== undefined ? ` #${g.index}` : ""}: ${memory} ${Math.round(used / 1024)}/${Math.round(total / 1024)} GiB${util !== undefined ? `, ${util}%` : ""}${pcieText(g)}`;
+}
+
+/** ", PCIe Gen4 x16", with what the link could do when it runs below it (", PCIe Gen3 x8 of Gen4 x16"). */
+export function pcieText(g: Gpu): string {
+  const { pcieGenCurrent: gen, pcieWidthCurrent: width, pcieGenMax: genMax, pcieWidthMax: widthMax } = g;
+  if (!gen || !width) return "";
+  const slower = (genMax && genMax > gen) || (widthMax && widthMax > width);
+  return `, PCIe Gen${gen} x${width}${slower ? ` of Gen${genMax ?? gen} x${widthMax ?? width}` : ""}`;
 }
