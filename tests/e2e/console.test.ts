@@ -172,7 +172,7 @@ describe("web console", () => {
     assert.ok(!(await t.page.content()).includes(key), "the key is not shown again");
   });
 
-  it("member: makes their own key (shown once) and the playground streams an answer from the sim engine", LONG, async () => {
+  it("member: makes their own key (shown once, copied) and the playground streams an answer from the sim engine", LONG, async () => {
     const t = await tab(member);
     await t.page.goto(`${p.clientUrl}/console/keys`);
     await heading(t.page, "My keys");
@@ -184,6 +184,11 @@ describe("web console", () => {
     await form.getByRole("button", { name: "Create key" }).click();
     const key = (await t.page.getByTestId("new-key").innerText()).trim();
     assert.match(key, /^sk-llmgw-/);
+    // Copied as a person would: the button puts the key on the clipboard (loopback is a secure context).
+    await t.context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: p.clientUrl });
+    await t.page.getByRole("button", { name: "Copy" }).click();
+    await t.page.getByRole("button", { name: "Copied" }).waitFor();
+    assert.equal(await t.page.evaluate(() => navigator.clipboard.readText()), key, "the clipboard holds the key");
     await t.page.getByRole("row").filter({ hasText: "mine" }).waitFor();
     await checkPage(t, "my-keys");
 
