@@ -10,6 +10,7 @@ import { ApiError } from "../errors.ts";
 import { GuardBlock, TextCheck, type GuardDecision } from "./check.ts";
 import type { Judge } from "./judge.ts";
 import { applies, merge, type MergedPolicy, type StoredPolicy } from "./merge.ts";
+import { preloadPersonNames } from "./detectors/pii.ts";
 import { checkPolicy } from "./policy.ts";
 
 type Attached = StoredPolicy & { scope: string };
@@ -26,6 +27,7 @@ export async function loadPolicies(db: PrismaClient): Promise<Attached[]> {
       log.warn("a stored guard policy no longer checks; it is not applied", { policy: row.name, error: err as Error });
     }
   }
+  if (out.some((p) => [...p.doc.input, ...p.doc.output].some((r) => r.kinds?.includes("person")))) preloadPersonNames();
   return out;
 }
 
