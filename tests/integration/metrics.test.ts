@@ -9,7 +9,7 @@ import OpenAI from "openai";
 import { waitFor } from "../../common/children.ts";
 import { loadConfig } from "../../common/config.ts";
 import { gatewayNodeFlags } from "../../gateway/heap-tuning.ts";
-import { freePort, startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
+import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 const PROMTOOL = spawnSync("promtool", ["--version"]).status === 0;
 
@@ -43,15 +43,20 @@ describe("metrics of the gateway, the workers and the agent", () => {
     await p.start("gateway");
     delete p.env.LLMGW_LOG_LEVEL;
     ports.gateway = Number(p.env.LLMGW_METRICS_PORT);
-    // The platform gives these processes port 0; here each gets a known port before it starts.
-    for (const [name, slot, setting] of [
-      ["worker-temporal", "temporal", "LLMGW_WORKER_METRICS_PORT"],
-      ["worker-usage", "usage", "LLMGW_WORKER_METRICS_PORT"],
-      ["agent", "agent", "LLMGW_AGENT_METRICS_PORT"],
+    // The platform gives these processes port 0, and each says in its log which port it bound. A
+    // port picked here and handed over could be taken by another lane's process in between (the
+    // agent then runs on without metrics, and the scrape reads the other process's).
+    for (const [name, slot, said] of [
+      ["worker-temporal", "temporal", "worker metrics listening"],
+      ["worker-usage", "usage", "worker metrics listening"],
+      ["agent", "agent", "agent listening"],
     ] as const) {
-      ports[slot] = await freePort();
-      p.env[setting] = String(ports[slot]);
-      await p.start(name);
+      const child = await p.start(name);
+      ports[slot] = await waitFor(`${name} to say its metrics port`, async () => {
+        const line = fs.existsSync(child.logFile) ? fs.readFileSync(child.logFile, "utf8").split("\n").find((l) => l.includes(`"msg":"${said}"`)) : undefined;
+        const port = line ? (JSON.parse(line) as { metrics?: number | null }).metrics : undefined;
+        return typeof port === "number" && port > 0 ? port : null;
+      }, 60_000);
     }
     await waitFor("the agent to register", async () => (await p.admin<{ data: unknown[] }>("GET", "/nodes")).data.length > 0, 60_000);
     assert.equal((await p.ctl(["projects", "create", "metrics"])).code, 0);
