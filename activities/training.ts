@@ -96,8 +96,10 @@ export function trainingActivities(deps: ActivityDeps) {
       return { step: s.step, steps: s.steps, loss: s.loss, peakMemoryMiB: s.peakMemoryMib, runSeconds: s.runSeconds };
     },
 
-    /** One attempt's GPU time in the ledger: its GPUs × the trainer's run on the node. Keyed by job and attempt, so a retry charges once. */
-    /** One usage row per attempt that ran (status 200 for one that ended on its node, 500 for one whose node was lost). */
+    /**
+     * One attempt's GPU time in the ledger: its GPUs × the trainer's run on the node, status 200 for
+     * an attempt that ended there and 500 for one whose node was lost. Keyed by job and attempt, so a retry charges once.
+     */
     async recordTrainingUsage(input: { jobId: string; attempt: number; model: string; personId: string | null; gpus: number; runSeconds: number; status?: number }): Promise<void> {
       await deps.db.usageEvent.createMany({
         data: [

@@ -1,8 +1,8 @@
 // training/<id>: a LoRA adapter trained on a node's spare GPU. A node whose card has the memory
 // free is picked, its agent starts the trainer, the run is followed to its end, and the artifact is
 // received into the file store and kept. A node lost mid-run fails that attempt (charged the run
-// time the node last reported); the next starts from the beginning on another node, up to maxAttempts. Cancel (a signal) stops the trainer's
-// whole process group.
+// time the node last reported); the next starts from the beginning on another node, up to
+// maxAttempts. Cancel (a signal) stops the trainer's whole process group.
 import { ActivityFailure, ApplicationFailure, CancellationScope, condition, patched, proxyActivities, setHandler } from "@temporalio/workflow";
 import type { Activities } from "../activities/index.ts";
 import { TRAINING_FOLLOWING, TRAINING_PLACING, TRAINING_QUICK } from "./activity-options.ts";
@@ -39,8 +39,8 @@ export async function training(input: TrainingInput): Promise<{ fileId: string }
     await Promise.race([ended, condition(() => cancelled)]);
     // The trainer holds one GPU from its start to its exit on the node; every attempt that ran is charged.
     // Patched: a run started before this charge existed replays without it.
-    const charge = async (runSeconds: number) => {
-      if (patched("training-usage")) await CancellationScope.nonCancellable(() => quick.recordTrainingUsage({ jobId: input.id, attempt, model: input.base, personId: input.personId ?? null, gpus: 1, runSeconds }));
+    const charge = async (runSeconds: number, status = 200) => {
+      if (patched("training-usage")) await CancellationScope.nonCancellable(() => quick.recordTrainingUsage({ jobId: input.id, attempt, model: input.base, personId: input.personId ?? null, gpus: 1, runSeconds, status }));
     };
     if (cancelled) {
       scope.cancel();
@@ -58,12 +58,7 @@ export async function training(input: TrainingInput): Promise<{ fileId: string }
         avoid.push(nodeId);
         // The GPU was held for as long as the node last said the trainer had run. Patched: a run
         // that lost a node before this charge existed replays without it.
-        if (patched("charge-lost-training")) {
-          const ran = Number((err.cause.details?.[0] as { runSeconds?: unknown } | undefined)?.runSeconds ?? 0);
-          await CancellationScope.nonCancellable(() =>
-            quick.recordTrainingUsage({ jobId: input.id, attempt, model: input.base, personId: input.personId ?? null, gpus: 1, runSeconds: Number.isFinite(ran) ? ran : 0, status: 500 }),
-          );
-        }
+        if (patched("charge-lost-training")) await charge((err.cause.details?.[0] as { runSeconds?: number } | undefined)?.runSeconds ?? 0, 500);
         continue;
       }
       throw err;

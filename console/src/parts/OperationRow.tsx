@@ -11,7 +11,7 @@ const STEERS = { upgrade: ["pause", "resume", "abort"], canary: ["pause", "resum
 
 export function OperationRow({ op }: { op: Started }) {
   const t = useT();
-  const { view, error } = useOperation(op.operationId, op.at);
+  const { view, error } = useOperation(op.operationId);
   const [steerError, setSteerError] = useState<unknown>();
   const uiUrl = view?.uiUrl ?? op.uiUrl;
   const kind = /\/(upgrade|canary)\//.exec(op.operationId)?.[1] as keyof typeof STEERS | undefined;

@@ -66,7 +66,7 @@ export function gpuText(g: Gpu, memory: string): string {
 }
 
 /** ", PCIe Gen4 x16", with what the link could do when it runs below it (", PCIe Gen3 x8 of Gen4 x16"). */
-export function pcieText(g: Gpu): string {
+function pcieText(g: Gpu): string {
   const { pcieGenCurrent: gen, pcieWidthCurrent: width, pcieGenMax: genMax, pcieWidthMax: widthMax } = g;
   if (!gen || !width) return "";
   const slower = (genMax && genMax > gen) || (widthMax && widthMax > width);

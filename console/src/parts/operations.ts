@@ -11,7 +11,8 @@ export interface Started {
   /**
    * When this tab started it. An operation's id is its workflow's, which a later run reuses (a
    * node's lend and then its reclaim are both node/<id>/slurm; a model's serve and scale are one
-   * entity): the row of a new run is a new row, polled afresh, never the last run's end.
+   * entity): the row of a new run is a new row (OperationList keys rows by id and this), polled
+   * afresh, never the last run's end.
    */
   at?: number;
 }
@@ -43,8 +44,8 @@ export function remember(op: Started): void {
 
 export const finished = (status: string) => !["RUNNING", "QUEUED"].includes(status);
 
-/** An operation's state, polled every second until it is no longer running; `run` (Started.at) starts the polling again for a new run of the same id. */
-export function useOperation(id: string, run = 0): { view?: OperationView; error?: unknown } {
+/** An operation's state, polled every second until it is no longer running. */
+export function useOperation(id: string): { view?: OperationView; error?: unknown } {
   const [view, setView] = useState<OperationView>();
   const [error, setError] = useState<unknown>();
   useEffect(() => {
@@ -60,13 +61,12 @@ export function useOperation(id: string, run = 0): { view?: OperationView; error
         },
         (e: unknown) => live && setError(e),
       );
-    setView(undefined);
     void poll();
     return () => {
       live = false;
       clearTimeout(timer);
     };
-  }, [id, run]);
+  }, [id]);
   return { view, error };
 }
 
