@@ -9,7 +9,7 @@ import { after, before, describe, it } from "node:test";
 import type { Browser, Page } from "playwright-core";
 import { PICTURE } from "../fixtures/comfy-jobs.ts";
 import { launchBrowser } from "../helpers/browser.ts";
-import { idOf, makePerson, openTab, screenshot, seriousViolations, type ConsolePerson, type ConsoleTab } from "../helpers/console-browser.ts";
+import { idOf, makePerson, openTab, screenshot, sentRequests, seriousViolations, type ConsolePerson, type ConsoleTab } from "../helpers/console-browser.ts";
 import { startMcpUpstream } from "../helpers/mcp-upstreams.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
@@ -188,13 +188,14 @@ describe("web console: operations, usage, tenancy editing, admin pages, pictures
     await form.getByRole("button", { name: "Add policy" }).click();
     await table(t.page, "Policies").getByRole("row").filter({ hasText: "console-no-secrets" }).filter({ hasText: "in: keys (secrets → block)" }).waitFor();
     await checkPage(t, "guardrails");
-    // Removing asks first: dismissed, the policy stays; accepted, it goes.
+    // Removing asks first: dismissed, nothing is sent; accepted, the policy goes.
+    const removals = sentRequests(t.page, "DELETE", "/guard/policies/console-no-secrets");
     t.page.once("dialog", (d) => void d.dismiss());
     await t.page.getByRole("button", { name: "Remove console-no-secrets" }).click();
-    assert.ok((await p.admin<{ data: { name: string }[] }>("GET", "/guard/policies")).data.some((x) => x.name === "console-no-secrets"), "kept when the question is dismissed");
     t.page.once("dialog", (d) => void d.accept());
     await t.page.getByRole("button", { name: "Remove console-no-secrets" }).click();
     await table(t.page, "Policies").getByRole("row").filter({ hasText: "console-no-secrets" }).waitFor({ state: "detached" });
+    assert.equal(removals.length, 1, "the dismissed question sent nothing");
     assert.ok(!(await p.admin<{ data: { name: string }[] }>("GET", "/guard/policies")).data.some((x) => x.name === "console-no-secrets"), "removed in the store");
 
     await t.page.getByRole("navigation").getByRole("link", { name: "MCP servers" }).click();

@@ -111,3 +111,16 @@ export async function screenshot(page: Page, name: string): Promise<void> {
   fs.mkdirSync(ARTIFACTS, { recursive: true });
   await page.screenshot({ path: path.join(ARTIFACTS, `console-${name}.png`), fullPage: false });
 }
+
+/**
+ * The requests the page sends with `method` to a path ending in `suffix`, as they are sent. A
+ * question the person dismissed sends nothing: a dismissed click then an accepted one must leave
+ * exactly one here, whenever the server would have acted on the first.
+ */
+export function sentRequests(page: Page, method: string, suffix: string): string[] {
+  const sent: string[] = [];
+  page.on("request", (r) => {
+    if (r.method() === method && new URL(r.url()).pathname.endsWith(suffix)) sent.push(r.url());
+  });
+  return sent;
+}
