@@ -57,7 +57,7 @@ function vocab(): Vocab {
 }
 
 /** mulberry32: small, seeded, the same on every machine. */
-function rng(seed: number): () => number {
+export function rng(seed: number): () => number {
   let a = seed >>> 0;
   return () => {
     a = (a + 0x6d2b79f5) >>> 0;

