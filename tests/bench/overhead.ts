@@ -34,6 +34,7 @@ import { join } from "node:path";
 import { createInterface } from "node:readline";
 import { LLMGW_BIN, nodeFlagsFor, waitFor } from "../../common/children.ts";
 import { loadConfig } from "../../common/config.ts";
+import { engineKey } from "../../common/engine-key.ts";
 import { startPlatform, uniqueModel } from "../helpers/platform.ts";
 import { addGuardKey, guardRatios } from "./guard-policy.ts";
 import { cpuSeconds, loadAverage, openLoop, runQueueWaitMs, repoRoot, startSimProcess, stealMs, type LoadResult, type Target } from "./load.ts";
@@ -136,8 +137,10 @@ async function main(): Promise<void> {
     if (bare) targets.push({ name: "bare", url: bare.url, model: "sim-chat" });
     for (const b of burns) targets.push({ name: b.name, url: b.proxy.url, model: "sim-chat" });
     // The very engine the gateway forwards to, straight: shows the upstream is not what is slow.
-    const shown = await p.admin<{ replicas: { url: string }[] }>("GET", `/models/${model}`);
-    targets.push({ name: "replica", url: shown.replicas[0]!.url, model });
+    // It demands its own key (common/engine-key.ts), as it does of the gateway.
+    const shown = await p.admin<{ replicas: { id: string; url: string }[] }>("GET", `/models/${model}`);
+    const replica = shown.replicas[0]!;
+    targets.push({ name: "replica", url: replica.url, key: engineKey(p.env.LLMGW_CLUSTER_TOKEN!, replica.id), model });
     if (values.target) targets.push({ name: "target", url: values.target.replace(/\/v1\/?$/, ""), key: values.key, model: values.model });
     const pools = new Map(targets.map((t) => [t.name, new Pool(t.url, { connections: 256, pipelining: 1 })]));
 
