@@ -8,6 +8,7 @@ import { anthropicRoutes } from "./anthropic/routes.ts";
 import { responsesRoutes } from "./responses/routes.ts";
 import { moderationRoutes } from "./moderations.ts";
 import { audioRoutes } from "./audio.ts";
+import { speechRoutes } from "./speech.ts";
 import { authenticate } from "./authenticate.ts";
 import { ApiError } from "../errors.ts";
 import { answerError } from "./errors.ts";
@@ -63,7 +64,7 @@ export function clientApi(deps: ClientApiDeps): express.Express {
 
   app.use("/v1", anthropicRoutes(deps));
   app.use("/v1", responsesRoutes(deps));
-  app.use("/v1", moderationRoutes(deps), audioRoutes(deps));
+  app.use("/v1", moderationRoutes(deps), audioRoutes(deps), speechRoutes(deps));
   // Picture, 3D and ComfyUI jobs, and the files they read and write.
   if (deps.jobs) app.use("/v1", filesRoutes(deps.jobs), imageRoutes(deps.jobs, deps.limits, deps.guard), meshRoutes(deps.jobs, deps.limits), workflowRunRoutes(deps.jobs, deps.limits), batchRoutes(deps.jobs));
 

@@ -46,6 +46,25 @@ export function encodeForm(fields: Record<string, string>, file: { name: string;
 }
 
 /**
+ * An engine's error answer as OpenAI's error object, its message and named field kept (whisper.cpp's
+ * is `{"error": "…"}`; vLLM's `code` is a number; a proxy's page is not JSON).
+ */
+export function engineErrorBody(status: number, text: string): string {
+  let message = `the engine answered ${status}`;
+  let param: string | null = null;
+  try {
+    const parsed = JSON.parse(text) as { error?: unknown };
+    const e = parsed.error as { message?: unknown; param?: unknown } | string | null | undefined;
+    if (typeof e === "string") message = e;
+    else if (typeof e?.message === "string") message = e.message;
+    if (typeof e !== "string" && typeof e?.param === "string") param = e.param;
+  } catch {
+    // not JSON: the generic message
+  }
+  return JSON.stringify({ error: { message, type: status >= 500 ? "server_error" : "invalid_request_error", param, code: null } });
+}
+
+/**
  * The engine's answer in OpenAI's shape: json and verbose_json as JSON, text, srt and vtt as
  * text/plain (whisper.cpp's server types them text/html, application/x-subrip, text/vtt), and an
  * error as OpenAI's error object (whisper.cpp's is `{"error": "…"}`). The transcript's tokens, at 4
@@ -60,14 +79,7 @@ const openAIAnswer =
     let ctype = format === "json" || format === "verbose_json" ? "application/json" : "text/plain; charset=utf-8";
     if (up.statusCode !== 200) {
       ctype = "application/json";
-      let message = `the engine answered ${up.statusCode}`;
-      try {
-        const parsed = JSON.parse(text) as { error?: unknown };
-        message = typeof parsed.error === "string" ? parsed.error : ((parsed.error as { message?: string } | undefined)?.message ?? message);
-      } catch {
-        // not JSON: the generic message
-      }
-      out = JSON.stringify({ error: { message, type: up.statusCode >= 500 ? "server_error" : "invalid_request_error", param: null, code: null } });
+      out = engineErrorBody(up.statusCode, text);
     } else if (ctype === "application/json") {
       try {
         transcript = String((JSON.parse(text) as { text?: unknown }).text ?? "");

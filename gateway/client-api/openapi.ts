@@ -12,6 +12,7 @@ import { buildOpenApi, type Operation } from "../http/openapi-build.ts";
 import * as out from "./openapi-responses.ts";
 import { moderationRequest } from "./moderations.ts";
 import { transcriptionForm } from "./audio.ts";
+import { SPEECH_CONTENT_TYPES, speechRequest } from "./speech.ts";
 import { inputItemsQuery, responsesRequest } from "./responses/schemas.ts";
 import { chatCompletionRequest, completionRequest, embeddingRequest, rerankRequest } from "./schemas.ts";
 
@@ -42,6 +43,7 @@ export const clientOperations: Operation[] = [
   { method: "post", path: "/v1/rerank", summary: "Rank documents against a query (Jina/Cohere shape, as vLLM serves it)", tag: "inference", request: rerankRequest, responses: ok("The documents' scores, best first", out.rerankResult) },
   { method: "post", path: "/v1/moderations", summary: "Classify texts (OpenAI), by the guardrails' judge model; 404 no_moderation_model without one", tag: "inference", request: moderationRequest, responses: ok("A result per input", out.moderation) },
   { method: "post", path: "/v1/audio/transcriptions", summary: "Transcribe audio (OpenAI; multipart: file, model, response_format…)", tag: "inference", request: transcriptionForm, requestContentType: "multipart/form-data", responses: { "200": { description: "The transcript: JSON for json and verbose_json, text for text, srt and vtt", schema: out.transcription, contentTypes: ["application/json", "text/plain"] } } },
+  { method: "post", path: "/v1/audio/speech", summary: "Text to speech (OpenAI)", tag: "inference", request: speechRequest, responses: { "200": { description: "The audio in response_format, as the engine streams it; with `stream_format: \"sse\"`, speech.audio.delta events then speech.audio.done", contentTypes: SPEECH_CONTENT_TYPES } } },
   { method: "post", path: "/v1/messages", summary: "Messages (Anthropic); errors in Anthropic's shape", tag: "inference", request: messagesRequest, responses: { ...streamed("The message", out.anthropicMessage), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
   { method: "post", path: "/v1/messages/count_tokens", summary: "Count a prompt's tokens (Anthropic)", tag: "inference", request: countTokensRequest, responses: { ...ok("The count", out.tokenCount), "4XX": { description: "Refused, in Anthropic's error shape", schema: out.anthropicError } } },
   { method: "post", path: "/v1/responses", summary: "Create a response (OpenAI Responses API)", tag: "inference", request: responsesRequest, responses: streamed("The response", out.response) },
@@ -95,6 +97,7 @@ export function clientOpenApi(): Record<string, unknown> {
       ModerationRequest: moderationRequest,
       Moderation: out.moderation,
       TranscriptionForm: transcriptionForm,
+      SpeechRequest: speechRequest,
       Message: out.anthropicMessage,
       Job: out.job,
       File: out.file,

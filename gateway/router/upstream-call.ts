@@ -72,6 +72,14 @@ export class UpstreamCall implements Dispatcher.DispatchHandler {
     });
   }
 
+  /**
+   * Hands the body on as bytes as they come (an audio answer), pausing the engine while `out` has
+   * too much to write. Not a text: the guard's rewrite (answer-rewrite.ts) has nothing to read here.
+   */
+  bytes(onChunk: (chunk: Buffer) => void, out: Writable): Promise<void> {
+    return this.body(onChunk, out);
+  }
+
   private body(onChunk: ((chunk: Buffer) => void) | null, out: Writable | null): Promise<void> {
     if (onChunk) {
       const held = this.chunks;

@@ -8,7 +8,8 @@
 # checks a case again after a hook edits it, so one made valid here is judged as valid. The same goes
 # for what the served model takes, which its entry in GET /v1/models says and no document can: an
 # answer of at most its max_output (kept at 16 tokens here, so the run stays quick), vectors of at
-# most 64 dimensions (the sim's), and a tool_choice that names one of the request's tools.
+# most 64 dimensions (the sim's), and a tool_choice that names one of the request's tools. Text to
+# speech is asked of the sim model, in a format the sim encodes (wav or pcm: it refuses the others).
 import base64
 import os
 
@@ -78,6 +79,11 @@ def before_call(context, case, kwargs):
             case.body["image"] = PICTURE
         if "file_id" in case.body:
             case.body["file_id"] = PICTURE_FILE
+    elif label == "POST /v1/audio/speech":
+        if isinstance(case.body.get("model"), str):
+            case.body["model"] = SIM
+        if case.body.get("response_format", "mp3") in ("mp3", "opus", "aac", "flac"):
+            case.body["response_format"] = "wav"
     elif label == "POST /v1/workflows/runs" and case.body.get("model") == WORKFLOW:
         # The workflow declares no inputs: every other name is refused, as it should be.
         case.body["inputs"] = {}

@@ -1,5 +1,5 @@
 // The `sim` engine: a simulated inference engine the agent starts per replica. It speaks the
-// OpenAI HTTP API (chat, completions, embeddings, models) and vLLM's Prometheus metrics, so the
+// OpenAI HTTP API (chat, completions, embeddings, models, audio) and vLLM's Prometheus metrics, so the
 // gateway and router cannot tell it from a real engine. Answers are deterministic for a prompt
 // and seed (generation.ts); timing (time to first token, tokens per second, slots and a FIFO
 // queue, a loading delay) is simulated (scheduling.ts). It is built for speed: raw node:http,
@@ -16,6 +16,7 @@ import { JSON_TYPE, LOADING_BODY, NOT_FOUND_BODY, Replies, STOPPING_BODY, UNAUTH
 import { BadRequest, parseGenRequest, type RequestDefaults } from "./request.ts";
 import { rerank } from "./rerank.ts";
 import { tokenize } from "./tokenize.ts";
+import { speak } from "./speech.ts";
 import { transcribe } from "./transcribe.ts";
 import { Scheduler } from "./scheduling.ts";
 import { checkSettings, type SimSettings, type SimSettingsInput } from "./settings.ts";
@@ -94,7 +95,7 @@ class SimServer {
     const q = url.indexOf("?");
     if (q >= 0) url = url.slice(0, q);
     const extra = JSON_EXTRAS.get(url);
-    if (url === "/v1/audio/transcriptions" || url === "/inference") this.handleAudio(req, res, url === "/inference", reqId);
+    if (url === "/v1/audio/transcriptions" || url === "/inference" || url === "/v1/audio/speech") this.handleAudio(req, res, url, reqId);
     else if (extra !== undefined) this.handleExtra(req, res, extra, reqId);
     else if (url.startsWith("/v1/")) this.handleApi(req, res, url, reqId, arrival);
     else this.handleOther(req, res, url, reqId);
@@ -183,8 +184,8 @@ class SimServer {
     }
   }
 
-  /** Speech to text, OpenAI's route or whisper.cpp's server's /inference (transcribe.ts), behind the key. */
-  private handleAudio(req: http.IncomingMessage, res: http.ServerResponse, whisperCpp: boolean, reqId: string | undefined): void {
+  /** Speech to text, OpenAI's route or whisper.cpp's server's /inference (transcribe.ts), and text to speech (speech.ts), behind the key. */
+  private handleAudio(req: http.IncomingMessage, res: http.ServerResponse, url: string, reqId: string | undefined): void {
     const r = this.replies;
     if (this.expectedAuth !== null && req.headers.authorization !== this.expectedAuth) {
       drain(req);
@@ -194,7 +195,8 @@ class SimServer {
       drain(req);
       return req.method !== "POST" ? r.sendError(res, 405, "Method Not Allowed", null, reqId) : r.send(res, 503, this.stopping ? STOPPING_BODY : LOADING_BODY, reqId);
     }
-    void transcribe(req, whisperCpp).then((t) => r.send(res, t.status, t.body, reqId, t.type));
+    if (url === "/v1/audio/speech") void speak(req, res, r, reqId);
+    else void transcribe(req, url === "/inference").then((t) => r.send(res, t.status, t.body, reqId, t.type));
   }
 
   /** /tokenize and /rerank: behind the key as the API is, answered at once (no slot, no queue). */
