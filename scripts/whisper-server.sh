@@ -19,12 +19,8 @@ BIN="$DIR/whisper-server"
 say() { echo "whisper-server: $*" >&2; }
 die() { echo "whisper-server: error: $*" >&2; exit 1; }
 
-apt_install() {
-  [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null || die "missing $* and not root: install them (apt-get install -y $*)"
-  export DEBIAN_FRONTEND=noninteractive
-  apt-get update -qq >&2
-  apt-get install -y -qq --no-install-recommends "$@" >&2
-}
+# shellcheck source=scripts/apt-install.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt-install.sh"
 
 build() {
   local pkgs=() work src
