@@ -10,7 +10,7 @@ import { loadModelAdapters } from "./adapters.ts";
 import { parseEngineLoad } from "../gateway/router/engine-metrics.ts";
 import { engineAuth } from "../common/engine-key.ts";
 import { fetchActivities } from "./fetch-weights.ts";
-import { TRANSCRIPTION_PATH, silentWav } from "../agent/engines/whisper-server.ts";
+import { smokeTest } from "./smoke-test.ts";
 
 const READY_POLL_MS = 300;
 
@@ -45,42 +45,6 @@ async function waitReady(deps: ActivityDeps, input: { replica: ReplicaRef }): Pr
     if (mine.state === "REPLICA_STATE_READY") return;
     heartbeat({ state: mine.state });
     await ctx.sleep(READY_POLL_MS);
-  }
-}
-
-/** Engines that only transcribe speech: they speak no chat, so their one real request is a transcription. */
-const TRANSCRIBERS = new Set(["whisper-server"]);
-
-/** One real request through the engine's OpenAI API, with the replica's key, before the router may send it traffic. */
-async function smokeTest(deps: ActivityDeps, input: { replica: ReplicaRef }): Promise<void> {
-  const headers = engineAuth(deps.clusterToken, input.replica.id);
-  // ComfyUI speaks no OpenAI API: it passes when its queue answers through its gate.
-  const stats = await fetch(`${input.replica.url}/system_stats`, { headers, signal: AbortSignal.timeout(20_000) }).catch(() => null);
-  if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { headers, signal: AbortSignal.timeout(20_000) })).ok) return;
-  const row = await deps.db.replica.findUnique({ where: { id: input.replica.id }, select: { version: { select: { engine: true } } } });
-  // A first request can take longer than the activity's heartbeat timeout (a model warming up).
-  const beat = setInterval(() => heartbeat({ state: "smoke test" }), 1000);
-  try {
-    if (row && TRANSCRIBERS.has(row.version.engine)) {
-      const form = new FormData();
-      form.append("file", new Blob([new Uint8Array(silentWav(0.5))], { type: "audio/wav" }), "smoke.wav");
-      form.append("model", input.replica.model);
-      form.append("response_format", "json");
-      const res = await fetch(`${input.replica.url}${TRANSCRIPTION_PATH}`, { method: "POST", headers, body: form, signal: AbortSignal.timeout(60_000) });
-      const body = (await res.json().catch(() => null)) as { text?: unknown } | null;
-      if (!res.ok || typeof body?.text !== "string") throw new Error(`smoke test of ${input.replica.id} failed: HTTP ${res.status}`);
-      return;
-    }
-    const res = await fetch(`${input.replica.url}/v1/chat/completions`, {
-      method: "POST",
-      headers: { "content-type": "application/json", ...headers },
-      body: JSON.stringify({ model: input.replica.model, messages: [{ role: "user", content: "ping" }], max_tokens: 1 }),
-      signal: AbortSignal.timeout(20_000),
-    });
-    const body = (await res.json().catch(() => null)) as { choices?: unknown[] } | null;
-    if (!res.ok || !Array.isArray(body?.choices)) throw new Error(`smoke test of ${input.replica.id} failed: HTTP ${res.status}`);
-  } finally {
-    clearInterval(beat);
   }
 }
 

@@ -6,26 +6,8 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI, { toFile } from "openai";
 import { engineAuth } from "../../common/engine-key.ts";
+import { silentWav } from "../../agent/engines/whisper-server.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
-
-/** A WAV file of so many seconds of silence (16 kHz, 16-bit mono). */
-function wav(seconds: number): Buffer {
-  const data = Math.round(seconds * 32000);
-  const b = Buffer.alloc(44 + data);
-  b.write("RIFF", 0, "ascii");
-  b.writeUInt32LE(36 + data, 4);
-  b.write("WAVEfmt ", 8, "ascii");
-  b.writeUInt32LE(16, 16);
-  b.writeUInt16LE(1, 20);
-  b.writeUInt16LE(1, 22);
-  b.writeUInt32LE(16000, 24);
-  b.writeUInt32LE(32000, 28);
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write("data", 36, "ascii");
-  b.writeUInt32LE(data, 40);
-  return b;
-}
 
 describe("POST /v1/audio/transcriptions", () => {
   let p: Platform;
@@ -44,19 +26,19 @@ describe("POST /v1/audio/transcriptions", () => {
   });
 
   it("transcribes in each response_format, fixed by the audio's length, and records usage", async () => {
-    const file = async () => toFile(wav(3), "hello.wav", { type: "audio/wav" });
+    const file = async () => toFile(silentWav(3), "hello.wav", { type: "audio/wav" });
     const json = await client.audio.transcriptions.create({ model, file: await file() });
     assert.equal(json.text, "the quick brown fox jumps over");
     const text = await client.audio.transcriptions.create({ model, file: await file(), response_format: "text" });
     assert.equal(String(text).trim(), "the quick brown fox jumps over");
-    const srt = await client.audio.transcriptions.create({ model, file: await toFile(wav(7), "a.wav"), response_format: "srt" });
+    const srt = await client.audio.transcriptions.create({ model, file: await toFile(silentWav(7), "a.wav"), response_format: "srt" });
     assert.equal(String(srt), "1\n00:00:00,000 --> 00:00:05,000\nthe quick brown fox jumps over the lazy dog the\n\n2\n00:00:05,000 --> 00:00:07,000\nquick brown fox jumps\n\n");
     const vtt = await client.audio.transcriptions.create({ model, file: await file(), response_format: "vtt" });
     assert.match(String(vtt), /^WEBVTT\n\n00:00:00\.000 --> 00:00:03\.000\nthe quick brown fox jumps over\n/);
     const verbose = await client.audio.transcriptions.create({ model, file: await file(), response_format: "verbose_json", language: "en" });
     assert.equal(verbose.duration, 3);
     assert.equal(verbose.segments!.length, 1);
-    const raw = await fetch(`${p.clientUrl}/v1/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: (() => { const f = new FormData(); f.append("model", model); f.append("response_format", "srt"); f.append("file", new Blob([new Uint8Array(wav(1))]), "x.wav"); return f; })() });
+    const raw = await fetch(`${p.clientUrl}/v1/audio/transcriptions`, { method: "POST", headers: { authorization: `Bearer ${key}` }, body: (() => { const f = new FormData(); f.append("model", model); f.append("response_format", "srt"); f.append("file", new Blob([new Uint8Array(silentWav(1))]), "x.wav"); return f; })() });
     assert.equal(raw.headers.get("content-type"), "text/plain; charset=utf-8");
     const { prisma } = await import("../../common/db.ts");
     const db = prisma(p.env.DATABASE_URL);
@@ -77,7 +59,7 @@ describe("POST /v1/audio/transcriptions", () => {
     const form = (fields: Record<string, string>, withFile = true) => {
       const f = new FormData();
       for (const [k, v] of Object.entries(fields)) f.append(k, v);
-      if (withFile) f.append("file", new Blob([new Uint8Array(wav(1))]), "x.wav");
+      if (withFile) f.append("file", new Blob([new Uint8Array(silentWav(1))]), "x.wav");
       return f;
     };
     for (const [f, param] of [
@@ -104,7 +86,7 @@ describe("POST /v1/audio/transcriptions", () => {
     const shown = await p.admin<{ replicas: { id: string; url: string }[] }>("GET", `/models/${model}`);
     const headers = engineAuth(p.env.LLMGW_CLUSTER_TOKEN!, shown.replicas[0]!.id);
     const f = new FormData();
-    f.append("file", new Blob([new Uint8Array(wav(2))]), "x.wav");
+    f.append("file", new Blob([new Uint8Array(silentWav(2))]), "x.wav");
     f.append("response_format", "json");
     const r = await fetch(`${shown.replicas[0]!.url}/inference`, { method: "POST", headers, body: f });
     assert.deepEqual(await r.json(), { text: "the quick brown fox" });

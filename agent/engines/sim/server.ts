@@ -18,6 +18,7 @@ import { rerank } from "./rerank.ts";
 import { tokenize } from "./tokenize.ts";
 import { speak } from "./speech.ts";
 import { transcribe } from "./transcribe.ts";
+import { servesRoute, type SimTask } from "./tasks.ts";
 import { Scheduler } from "./scheduling.ts";
 import { checkSettings, type SimSettings, type SimSettingsInput } from "./settings.ts";
 
@@ -49,6 +50,7 @@ class SimServer {
   private readonly created = Math.floor(Date.now() / 1000);
   private readonly defaults: RequestDefaults;
   private readonly embeddingMode: "hash" | "words";
+  private readonly task: SimTask;
   private readonly baseModel: Record<string, unknown>;
   private readonly modelsBody: string;
   private closing: Promise<void> | null = null;
@@ -70,6 +72,7 @@ class SimServer {
     this.scheduler = new Scheduler(s, this.replies, this.bodies, this.metrics);
     this.loras = new SimLoras(s.loraLoadMs);
     this.embeddingMode = s.embeddings;
+    this.task = s.task;
     this.defaults = {
       servedJson: JSON.stringify(s.model),
       contextLength: s.contextLength,
@@ -94,6 +97,11 @@ class SimServer {
     let url = req.url ?? "/";
     const q = url.indexOf("?");
     if (q >= 0) url = url.slice(0, q);
+    if (!servesRoute(this.task, url)) {
+      drain(req);
+      this.replies.sendError(res, 404, `The model does not support the ${url} API`, null, reqId);
+      return;
+    }
     const extra = JSON_EXTRAS.get(url);
     if (url === "/v1/audio/transcriptions" || url === "/inference" || url === "/v1/audio/speech") this.handleAudio(req, res, url, reqId);
     else if (extra !== undefined) this.handleExtra(req, res, extra, reqId);

@@ -2,6 +2,7 @@
 // read when a flag is absent. Kept apart from the server so the agent can check a catalog's flags
 // (agent/engines/sim.ts) without loading the engine.
 import { z } from "zod";
+import { SIM_TASKS } from "./tasks.ts";
 
 export const simSettingsSchema = z
   .object({
@@ -24,6 +25,8 @@ export const simSettingsSchema = z
     guardJudge: z.union([z.boolean(), z.stringbool()]).default(false),
     /** How texts are embedded: `hash` (any change gives an unrelated vector) or `words` (a bag of words, so rewordings land close). */
     embeddings: z.enum(["hash", "words"]).default("hash"),
+    /** The one task the model serves (./tasks.ts), as vLLM serves a Whisper or an embedding model; `all` by default. */
+    task: z.enum(SIM_TASKS).default("all"),
     apiKeyEnv: z
       .string()
       .regex(/^[A-Za-z_][A-Za-z0-9_]*$/, "must be an environment variable name")
@@ -53,6 +56,7 @@ export const SIM_FLAGS: Readonly<Record<string, { key: keyof SimSettings; env: s
   "--guard-judge": { key: "guardJudge", env: "SIM_GUARD_JUDGE" },
   "--lora-load-ms": { key: "loraLoadMs", env: "SIM_LORA_LOAD_MS" },
   "--embeddings": { key: "embeddings", env: "SIM_EMBEDDINGS" },
+  "--task": { key: "task", env: "SIM_TASK" },
 };
 
 /** Splits `--flag value` / `--flag=value` pairs; throws on anything else. */
