@@ -11,25 +11,6 @@ import { FETCHES, READS_FILES, SET_BY_AGENT, WRITES_FILES, refusedFlag, type Fla
 /** The route the gateway sends transcriptions to, on every engine. */
 export const TRANSCRIPTION_PATH = "/v1/audio/transcriptions";
 
-/** So many seconds of silence as a 16 kHz 16-bit mono WAV file, which whisper-server reads without ffmpeg. */
-export function silentWav(seconds: number): Buffer {
-  const data = 2 * Math.round(seconds * 16_000);
-  const b = Buffer.alloc(44 + data);
-  b.write("RIFF", 0, "ascii");
-  b.writeUInt32LE(36 + data, 4);
-  b.write("WAVEfmt ", 8, "ascii");
-  b.writeUInt32LE(16, 16); // the fmt chunk's size
-  b.writeUInt16LE(1, 20); // PCM
-  b.writeUInt16LE(1, 22); // mono
-  b.writeUInt32LE(16_000, 24);
-  b.writeUInt32LE(32_000, 28); // bytes a second
-  b.writeUInt16LE(2, 32);
-  b.writeUInt16LE(16, 34);
-  b.write("data", 36, "ascii");
-  b.writeUInt32LE(data, 40);
-  return b;
-}
-
 export const WHISPER_SERVER_FLAGS: FlagPolicy = {
   engine: "whisper-server",
   argparse: false,

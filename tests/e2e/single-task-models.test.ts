@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import OpenAI, { APIError, toFile } from "openai";
-import { silentWav } from "../../agent/engines/whisper-server.ts";
+import { silentWav } from "../../common/wav.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 
 describe("models that serve one task", () => {

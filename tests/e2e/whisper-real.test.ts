@@ -11,7 +11,7 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import OpenAI, { toFile } from "openai";
 import { stringify } from "yaml";
-import { silentWav } from "../../agent/engines/whisper-server.ts";
+import { silentWav } from "../../common/wav.ts";
 import { SCRIPT_WORDS, writeTinyWhisper } from "../../scripts/make-tiny-whisper.ts";
 import { startPlatform, uniqueModel, type Platform } from "../helpers/platform.ts";
 

@@ -6,6 +6,7 @@
 // OpenAI's speech.audio.delta events (base64), then speech.audio.done with the usage. The answer is
 // written piece by piece as the client reads it, as an engine streams its audio.
 import type http from "node:http";
+import { wavHeader } from "../../../common/wav.ts";
 import { readJson, type Replies } from "./replies.ts";
 
 export const SAMPLE_RATE = 24_000;
@@ -25,28 +26,9 @@ const SAMPLES_PER_AUDIO_TOKEN = 480;
 /** How many samples the sim speaks for so many characters at this speed. */
 export const speechSamples = (characters: number, speed: number): number => Math.max(1, Math.round((characters * SAMPLES_PER_CHAR) / speed));
 
-/** The 44-byte header of a 16-bit mono PCM WAV file of so many samples. */
-export function wavHeader(samples: number, rate = SAMPLE_RATE): Buffer {
-  const data = samples * 2;
-  const h = Buffer.alloc(44);
-  h.write("RIFF", 0, "ascii");
-  h.writeUInt32LE(36 + data, 4);
-  h.write("WAVEfmt ", 8, "ascii");
-  h.writeUInt32LE(16, 16);
-  h.writeUInt16LE(1, 20); // PCM
-  h.writeUInt16LE(1, 22); // mono
-  h.writeUInt32LE(rate, 24);
-  h.writeUInt32LE(rate * 2, 28);
-  h.writeUInt16LE(2, 32);
-  h.writeUInt16LE(16, 34);
-  h.write("data", 36, "ascii");
-  h.writeUInt32LE(data, 40);
-  return h;
-}
-
 /** The answer's bytes in order: the header (wav), then the tone a piece at a time. */
 function* audioPieces(format: string, samples: number): Generator<Buffer> {
-  if (format === "wav") yield wavHeader(samples);
+  if (format === "wav") yield wavHeader(samples, SAMPLE_RATE);
   for (let left = samples; left > 0; left -= PIECE_SAMPLES) yield left >= PIECE_SAMPLES ? TONE : TONE.subarray(0, left * 2);
 }
 
