@@ -1,14 +1,15 @@
 // A replica's one real request before the router may send it traffic, with the replica's own key.
 // An engine serving a model of one task refuses the other tasks' routes with a 4xx (vLLM answers a
 // Whisper model's chat, or an embedding model's, with 404/400 "does not support"), so the probes
-// are tried in turn and the first the engine takes proves it; whisper.cpp's server is asked for a
-// transcription at once. ComfyUI speaks no OpenAI API: its queue answering through its gate is
-// its proof.
+// are tried in turn and the first the engine takes proves it (whisper.cpp's server answers 404 to
+// all but the transcription). ComfyUI speaks no OpenAI API: its queue answering through its gate
+// is its proof.
 import { heartbeat } from "@temporalio/activity";
 import type { ReplicaRef } from "../workflows/model-types.ts";
 import type { ActivityDeps } from "./deps.ts";
 import { engineAuth } from "../common/engine-key.ts";
-import { TRANSCRIPTION_PATH, silentWav } from "../agent/engines/whisper-server.ts";
+import { TRANSCRIPTION_PATH } from "../agent/engines/whisper-server.ts";
+import { silentWav } from "../common/wav.ts";
 
 interface Probe {
   name: string;
@@ -48,9 +49,8 @@ const transcription: Probe = {
   answered: (b) => typeof (b as { text?: unknown } | null)?.text === "string",
 };
 
-/** The probes, in the order an engine is asked: whisper.cpp's server only transcribes. */
-const PROBES: Record<string, Probe[]> = { "whisper-server": [transcription] };
-const ANY_TASK = [chat, completions, embeddings, transcription];
+/** The probes, in the order an engine is asked. */
+const PROBES = [chat, completions, embeddings, transcription];
 
 /** "Not this model's task": a 4xx that is neither the key refused nor the engine busy. */
 const refusesTask = (status: number) => status >= 400 && status < 500 && ![401, 403, 408, 429].includes(status);
@@ -59,12 +59,11 @@ export async function smokeTest(deps: ActivityDeps, input: { replica: ReplicaRef
   const headers = engineAuth(deps.clusterToken, input.replica.id);
   const stats = await fetch(`${input.replica.url}/system_stats`, { headers, signal: AbortSignal.timeout(20_000) }).catch(() => null);
   if (stats?.ok && (await fetch(`${input.replica.url}/queue`, { headers, signal: AbortSignal.timeout(20_000) })).ok) return;
-  const row = await deps.db.replica.findUnique({ where: { id: input.replica.id }, select: { version: { select: { engine: true } } } });
   // A first request can take longer than the activity's heartbeat timeout (a model warming up).
   const beat = setInterval(() => heartbeat({ state: "smoke test" }), 1000);
   const refused: string[] = [];
   try {
-    for (const probe of PROBES[row?.version.engine ?? ""] ?? ANY_TASK) {
+    for (const probe of PROBES) {
       const res = await probe.send(input.replica.url, input.replica.model, headers);
       const body = (await res.json().catch(() => null)) as unknown;
       if (res.ok && probe.answered(body)) return;
